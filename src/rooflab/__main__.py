@@ -1,0 +1,3 @@
+from rooflab.cli import main
+
+main()

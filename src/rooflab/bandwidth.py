@@ -1,0 +1,177 @@
+"""The memory roof: device-to-device copy bandwidth and its launch sweep (P3, P4).
+
+bytes = 2 * n * 4 (each float read once and written once). Every configuration
+first runs once on a NaN-poisoned output and must copy the input exactly before
+it is timed. The sweep runs `rounds` times, interleaved, so the table can show
+how much a figure moves from one round to the next.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rooflab.device import DeviceInfo
+from rooflab.errors import KernelError, UsageError
+from rooflab.gpu import cuda_call, cupy, synchronize
+from rooflab.rung import cdiv
+from rooflab.runtime import get_kernel
+from rooflab.timing import time_kernel
+
+SOURCE = "ceilings/copy.cu"
+_MAX_THREADS_PER_SM_ATTR = 39  # cudaDevAttrMaxThreadsPerMultiProcessor
+_D2D = 3  # cudaMemcpyDeviceToDevice
+
+# kernel -> (elements moved per thread per grid-stride step, description)
+VARIANTS = {
+    "copy_scalar": (1, "seed's scalar grid-stride loop"),
+    "copy_float4": (4, "float4 (16-byte) grid-stride loop"),
+    "copy_float4_unroll<4>": (16, "float4, 4 loads in flight per thread"),
+}
+
+
+@dataclass
+class BandwidthConfig:
+    n: int = 256 * 2**20  # floats per array: 1 GiB
+    reps: int = 50
+    warmup: int = 1
+    blocks: tuple[int, ...] = (128, 256, 512, 1024)
+    rounds: int = 2
+    sweep: bool = True
+
+    def validate(self) -> None:
+        if self.n < 1024:
+            raise UsageError(f"--size must be at least 1K floats, got {self.n}")
+        if self.reps < 50:
+            raise UsageError(f"--reps must be at least 50 for bandwidth (seed 002), got {self.reps}")
+        if any(b < 32 or b > 1024 or b % 32 for b in self.blocks):
+            raise UsageError("block sizes must be multiples of 32 between 32 and 1024")
+
+
+def grids_for(device: DeviceInfo, block: int, per_thread: int, n: int, threads_per_sm: int) -> dict[str, int]:
+    """Grid sizes from one resident wave up to one grid-stride step per thread."""
+    wave = device.sm_count * max(1, threads_per_sm // block)
+    full = cdiv(cdiv(n, per_thread), block)
+    grids = {"1 wave": wave, "4 waves": 4 * wave, "1 step/thread": full}
+    return {k: v for k, v in grids.items() if v <= full or k == "1 step/thread"}
+
+
+def _gbs(n: int, ms: float) -> float:
+    return 2.0 * n * 4 / (ms * 1e-3) / 1e9
+
+
+def _measure(label: str, launch: Callable[[], None], out, src, cfg: BandwidthConfig, device: DeviceInfo) -> dict:
+    """Checked run on a poisoned output, then the timed reps."""
+    out.fill(np.nan)
+    launch()
+    synchronize(label)
+    if not bool(cupy().array_equal(out, src)):
+        return {"label": label, "verified": False, "timing": None}
+    t = time_kernel(launch, label=label, reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
+    return {"label": label, "verified": True, "timing": t.to_dict(), "gbs": _gbs(cfg.n, t.median_ms),
+            "gbs_best": _gbs(cfg.n, t.min_ms)}
+
+
+def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None] | None = None) -> dict:
+    cfg.validate()
+    cp = cupy()
+    say = progress or (lambda _m: None)
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    n = cfg.n
+    with cuda_call("copy", "cudaMalloc (2 arrays)"):
+        src = cp.random.RandomState(7).uniform(-1.0, 1.0, n, dtype=cp.float32)
+        out = cp.empty_like(src)
+    threads_per_sm = int(cp.cuda.runtime.deviceGetAttribute(_MAX_THREADS_PER_SM_ATTR, device.index))
+    nbytes = n * 4
+    stream = cp.cuda.get_current_stream()
+
+    def memcpy():
+        with cuda_call("cudaMemcpyAsync", "cudaMemcpyAsync(DeviceToDevice)"):
+            cp.cuda.runtime.memcpyAsync(out.data.ptr, src.data.ptr, nbytes, _D2D, stream.ptr)
+
+    configs: list[tuple[str, str, int, int, int]] = []  # (kernel, grid label, block, grid, per_thread)
+    if cfg.sweep:
+        for kname, (per_thread, _desc) in VARIANTS.items():
+            for block in cfg.blocks:
+                for glabel, grid in grids_for(device, block, per_thread, n, threads_per_sm).items():
+                    configs.append((kname, glabel, block, grid, per_thread))
+    else:
+        wave = device.sm_count * max(1, threads_per_sm // 256)
+        configs = [("copy_scalar", "4 waves", 256, 4 * wave, 1),
+                   ("copy_float4", "1 step/thread", 256, cdiv(cdiv(n, 4), 256), 4)]
+
+    rows: dict[tuple, dict] = {}
+    memcpy_runs: list[dict] = []
+    for rnd in range(cfg.rounds):
+        say(f"round {rnd + 1}/{cfg.rounds}: cudaMemcpy device-to-device")
+        memcpy_runs.append(_measure("cudaMemcpy D2D", memcpy, out, src, cfg, device))
+        for i, (kname, glabel, block, grid, per_thread) in enumerate(configs):
+            say(f"round {rnd + 1}/{cfg.rounds}: {kname} block {block} grid {grid} ({i + 1}/{len(configs)})")
+            kern = get_kernel(SOURCE, kname)
+            args = (src, out, np.uint64(n))
+
+            def launch(kern=kern, grid=grid, block=block, args=args):
+                kern.launch((grid, 1, 1), (block, 1, 1), args)
+
+            key = (kname, block, grid)
+            r = _measure(kname, launch, out, src, cfg, device)
+            row = rows.setdefault(key, {"kernel": kname, "description": VARIANTS[kname][1], "block": block,
+                                        "grid": grid, "grid_label": glabel, "runs": []})
+            row["runs"].append(r)
+
+    # the seed's y = a*x at the best float4 geometry: the P5 kernel at AI = 0.125
+    say("scale y = a*x (AI 0.125)")
+    scale_kern = get_kernel(SOURCE, "scale_float4")
+    grid = cdiv(cdiv(n, 4), 256)
+    out.fill(np.nan)
+    scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n)))
+    synchronize("scale_float4")
+    ok = bool(cp.array_equal(out, src * np.float32(2.0)))
+    scale = {"label": "scale_float4", "verified": ok, "timing": None, "flops": float(n)}
+    if ok:
+        t = time_kernel(lambda: scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n))),
+                        label="scale_float4", reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
+        scale.update(timing=t.to_dict(), gbs=_gbs(n, t.median_ms), gflops=n / (t.median_ms * 1e-3) / 1e9)
+
+    return {
+        "config": {**asdict(cfg), "blocks": list(cfg.blocks), "bytes_per_array": nbytes,
+                   "bytes_moved": 2 * nbytes, "threads_per_sm": threads_per_sm},
+        "method": {"timer": "CUDA events per launch", "reps": cfg.reps, "warmup": cfg.warmup,
+                   "bytes": "2 * n * 4 (read + write)", "l2_flushed": False,
+                   "l2_note": f"arrays of {nbytes / 2**30:.2f} GiB vs an L2 of {device.l2_bytes / 2**20:.0f} MiB: "
+                              "the L2 cannot hold them, so no flush is needed",
+                   "verified": "output poisoned with NaN, copy compared element-wise to the input"},
+        "started": started,
+        "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "hbm_peak_bytes_per_s": device.hbm_peak_bytes_per_s,
+        "memcpy": memcpy_runs,
+        "sweep": list(rows.values()),
+        "scale": scale,
+    }
+
+
+def summarize(section: dict) -> dict:
+    """Best configuration, memcpy reference and spreads, from a saved section."""
+    def med(runs):
+        vals = [r["gbs"] for r in runs if r.get("verified")]
+        return (statistics.median(vals) if vals else None), vals
+
+    memcpy_gbs, memcpy_vals = med(section["memcpy"])
+    best = None
+    table = []
+    for row in section["sweep"]:
+        g, vals = med(row["runs"])
+        verified = all(r.get("verified") for r in row["runs"])
+        entry = {**{k: row[k] for k in ("kernel", "block", "grid", "grid_label")}, "gbs": g if verified else None,
+                 "gbs_min": min(vals) if vals else None, "gbs_max": max(vals) if vals else None,
+                 "verified": verified}
+        table.append(entry)
+        if verified and g and (best is None or g > best["gbs"]):
+            best = entry
+    peak = section.get("hbm_peak_bytes_per_s")
+    return {"memcpy_gbs": memcpy_gbs, "memcpy_all": memcpy_vals, "best": best, "table": table,
+            "peak_gbs": peak / 1e9 if peak else None}

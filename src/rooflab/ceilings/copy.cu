@@ -1,0 +1,71 @@
+// Device-to-device copy kernels for the memory roof (seed 002, exercise 2).
+// Every kernel reads each element once and writes it once: bytes = 2 * n * 4.
+
+// The seed's kernel: scalar grid-stride loop. With a grid that covers n it is
+// "one element per thread"; with a small grid each thread walks the array.
+extern "C" __global__ void copy_scalar(const float* in, float* out, unsigned long long n)
+{
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+         i < n; i += stride)
+        out[i] = in[i];
+}
+
+// 16-byte accesses: a warp moves 512 contiguous bytes per instruction, a quarter
+// of the load/store instructions of the scalar loop. The tail (n % 4) is copied
+// by the first threads with scalar accesses.
+extern "C" __global__ void copy_float4(const float* in, float* out, unsigned long long n)
+{
+    unsigned long long n4 = n / 4;
+    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    float4* out4 = reinterpret_cast<float4*>(out);
+    for (unsigned long long i = tid; i < n4; i += stride)
+        out4[i] = in4[i];
+    unsigned long long t = n4 * 4 + tid;
+    if (t < n) out[t] = in[t];
+}
+
+// float4 with UNROLL independent loads issued before the first store: more bytes
+// in flight per thread, so a grid of a few waves can still cover DRAM latency.
+template <int UNROLL>
+__global__ void copy_float4_unroll(const float* in, float* out, unsigned long long n)
+{
+    unsigned long long n4 = n / 4;
+    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    float4* out4 = reinterpret_cast<float4*>(out);
+    unsigned long long i = tid;
+    for (; i + (UNROLL - 1) * stride < n4; i += UNROLL * stride) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = in4[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) out4[i + u * stride] = v[u];
+    }
+    for (; i < n4; i += stride) out4[i] = in4[i];
+    unsigned long long t = n4 * 4 + tid;
+    if (t < n) out[t] = in[t];
+}
+
+template __global__ void copy_float4_unroll<4>(const float*, float*, unsigned long long);
+template __global__ void copy_float4_unroll<8>(const float*, float*, unsigned long long);
+
+// The seed's scalar-times-vector kernel y = a * x (P5): 1 FLOP per 8 bytes,
+// arithmetic intensity 0.125 FLOP/byte. Same traffic as the copy, float4 accesses.
+extern "C" __global__ void scale_float4(const float* x, float* y, float a, unsigned long long n)
+{
+    unsigned long long n4 = n / 4;
+    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const float4* x4 = reinterpret_cast<const float4*>(x);
+    float4* y4 = reinterpret_cast<float4*>(y);
+    for (unsigned long long i = tid; i < n4; i += stride) {
+        float4 v = x4[i];
+        y4[i] = make_float4(a * v.x, a * v.y, a * v.z, a * v.w);
+    }
+    unsigned long long t = n4 * 4 + tid;
+    if (t < n) y[t] = a * x[t];
+}

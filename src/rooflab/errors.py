@@ -1,0 +1,33 @@
+"""The errors rooflab raises. The CLI turns each into one line and a non-zero exit."""
+
+
+class RooflabError(Exception):
+    """Base class: a message fit to show a user as it is."""
+
+    exit_code = 1
+
+
+class UsageError(RooflabError):
+    """Bad input from the user (a size, a kernel name, a file)."""
+
+    exit_code = 2
+
+
+class NoGPUError(RooflabError):
+    """No usable NVIDIA GPU, driver or CuPy here."""
+
+    exit_code = 3
+
+
+class KernelError(RooflabError):
+    """A CUDA call failed; the message names the kernel, the call and the CUDA error string."""
+
+    def __init__(self, kernel: str, call: str, detail: str):
+        self.kernel, self.call, self.detail = kernel, call, detail
+        super().__init__(f"{kernel}: {call} failed: {detail}")
+
+
+class ToolError(RooflabError):
+    """An external tool (ncu, nvcc) is missing or refused."""
+
+    exit_code = 4

@@ -1,0 +1,119 @@
+"""The FP32 compute roof: register-only FMA chains (P6).
+
+FLOPs = threads x iterations x FMA per iteration x 2, with FMA per iteration =
+16 x accumulators (see ceilings/fma.cu). Accumulators are swept (1, 2, 4, 8) at
+several occupancies: with one warp per scheduler a single dependent chain leaves
+the FMA pipe idle while each result is awaited; independent chains (ILP) or more
+warps (TLP) fill it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rooflab.device import DeviceInfo
+from rooflab.errors import UsageError
+from rooflab.gpu import cupy, synchronize
+from rooflab.runtime import get_kernel
+from rooflab.timing import time_kernel
+
+SOURCE = "ceilings/fma.cu"
+FMA_PER_CHAIN_PER_ITER = 16  # must match fma.cu
+X, Y = np.float32(0.9999), np.float32(1.0e-4)  # acc -> y/(1-x) = 1: no overflow, no denormals
+
+
+@dataclass
+class FlopsConfig:
+    accumulators: tuple[int, ...] = (1, 2, 4, 8)
+    # (blocks per SM, threads per block): the seed's 4x256, full occupancy 8x256, and one warp per scheduler
+    occupancies: tuple[tuple[int, int], ...] = ((4, 256), (8, 256), (1, 128))
+    target_ms: float = 10.0
+    reps: int = 20
+    warmup: int = 1
+
+    def validate(self) -> None:
+        bad = [a for a in self.accumulators if a not in (1, 2, 4, 8)]
+        if bad:
+            raise UsageError(f"accumulators must be among 1, 2, 4, 8 (compiled instances), got {bad}")
+        if self.reps < 1:
+            raise UsageError("--reps must be at least 1")
+
+
+def kernel_name(acc: int) -> str:
+    return f"fma_chain<{acc}>"
+
+
+def emulate(threads: int, acc: int, iters: int) -> np.ndarray:
+    """What fma_chain computes, in float64 rounded to float32 after each FMA."""
+    t = np.arange(threads, dtype=np.float32)
+    accs = [(t * np.float32(1e-3) + np.float32(j)).astype(np.float32) for j in range(acc)]
+    for _ in range(iters * FMA_PER_CHAIN_PER_ITER):
+        accs = [(a.astype(np.float64) * X + Y).astype(np.float32) for a in accs]
+    s = np.zeros(threads, dtype=np.float32)
+    for a in accs:
+        s = (s + a).astype(np.float32)
+    return s
+
+
+def verify(acc: int, threads: int = 256, iters: int = 64) -> float:
+    """Max relative difference between the kernel and its emulation (one block)."""
+    cp = cupy()
+    out = cp.full(threads, np.nan, dtype=cp.float32)
+    get_kernel(SOURCE, kernel_name(acc)).launch((1, 1, 1), (threads, 1, 1), (out, np.int32(iters), X, Y))
+    synchronize(kernel_name(acc))
+    got = cp.asnumpy(out).astype(np.float64)
+    ref = emulate(threads, acc, iters).astype(np.float64)
+    if not np.all(np.isfinite(got)):
+        return float("inf")
+    return float(np.max(np.abs(got - ref) / np.abs(ref)))
+
+
+def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | None = None) -> dict:
+    cfg.validate()
+    cp = cupy()
+    say = progress or (lambda _m: None)
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    peak = device.fp32_peak_flops or 1.0
+    rows = []
+    for acc in cfg.accumulators:
+        say(f"verify fma_chain<{acc}>")
+        err = verify(acc)
+        ok = err <= 1e-5
+        for per_sm, block in cfg.occupancies:
+            grid = device.sm_count * per_sm
+            threads = grid * block
+            fma_per_iter = FMA_PER_CHAIN_PER_ITER * acc
+            # size each launch to about target_ms at the peak rate
+            iters = max(256, int(cfg.target_ms * 1e-3 * peak / 2 / (threads * fma_per_iter)))
+            flops = float(threads) * iters * fma_per_iter * 2
+            row = {"accumulators": acc, "blocks_per_sm": per_sm, "block": block, "grid": grid,
+                   "threads": threads, "iters": iters, "fma_per_iter": fma_per_iter, "flops": flops,
+                   "warps_per_scheduler": per_sm * block / 32 / 4, "verified": ok, "verify_rel_err": err,
+                   "timing": None}
+            if ok:
+                say(f"fma_chain<{acc}> grid {grid} x {block}")
+                kern = get_kernel(SOURCE, kernel_name(acc))
+                out = cp.empty(threads, dtype=cp.float32)
+                args = (out, np.int32(iters), X, Y)
+                t = time_kernel(lambda kern=kern, grid=grid, block=block, args=args:
+                                kern.launch((grid, 1, 1), (block, 1, 1), args),
+                                label=kernel_name(acc), reps=cfg.reps, warmup=cfg.warmup,
+                                pci_bus_id=device.pci_bus_id)
+                row["timing"] = t.to_dict()
+                row["tflops"] = flops / (t.median_ms * 1e-3) / 1e12
+                row["pct_peak"] = 100.0 * flops / (t.median_ms * 1e-3) / peak
+            rows.append(row)
+    return {
+        "config": {**asdict(cfg), "occupancies": [list(o) for o in cfg.occupancies]},
+        "method": {"flops": "threads x iters x (16 x accumulators) FMA x 2 FLOP",
+                   "timer": "CUDA events per launch", "reps": cfg.reps, "warmup": cfg.warmup,
+                   "verified": "one block checked against a float64-rounded-to-float32 emulation"},
+        "fp32_peak_flops": device.fp32_peak_flops,
+        "started": started,
+        "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "rows": rows,
+    }

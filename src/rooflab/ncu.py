@@ -1,0 +1,175 @@
+"""Nsight Compute from Python (P8): run a kernel under ncu, parse its CSV, and
+judge it by the speed-of-light rule.
+
+ncu is always run with --clock-control none (the card's clocks are left as they
+are), --profile-from-start off (only the launch between cudaProfilerStart/Stop
+in rooflab.profile_target is profiled) and --csv --page raw (one row per kernel,
+one column per metric; the second row holds the units).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+from rooflab.errors import ToolError
+
+DRAM_PCT = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
+SM_PCT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+MEM_PCT = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+DRAM_READ = "dram__bytes_read.sum"
+DRAM_WRITE = "dram__bytes_write.sum"
+FADD = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
+FMUL = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
+FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
+DURATION = "gpu__time_duration.sum"
+METRICS = (DRAM_PCT, SM_PCT, MEM_PCT, DRAM_READ, DRAM_WRITE, FADD, FMUL, FFMA, DURATION)
+
+# Nsight Compute's SOL rule: below 60% of peak on both, latency (not a roof) limits the kernel.
+SOL_THRESHOLD = 60.0
+
+
+@dataclass
+class KernelProfile:
+    label: str
+    kernels: list[str] = field(default_factory=list)  # kernel names ncu saw for this label
+    metrics: dict[str, float] = field(default_factory=dict)  # summed over kernels (pct: time-weighted)
+
+    @property
+    def dram_pct(self) -> float:
+        return self.metrics.get(DRAM_PCT, float("nan"))
+
+    @property
+    def sm_pct(self) -> float:
+        return self.metrics.get(SM_PCT, float("nan"))
+
+    @property
+    def dram_bytes(self) -> float:
+        return self.metrics.get(DRAM_READ, 0.0) + self.metrics.get(DRAM_WRITE, 0.0)
+
+    @property
+    def fp32_flops(self) -> float:
+        m = self.metrics
+        return m.get(FADD, 0.0) + m.get(FMUL, 0.0) + 2.0 * m.get(FFMA, 0.0)
+
+    @property
+    def ai(self) -> float | None:
+        """Measured arithmetic intensity: FP32 FLOPs per DRAM byte."""
+        return self.fp32_flops / self.dram_bytes if self.dram_bytes else None
+
+    def verdict(self) -> str:
+        return verdict(self.dram_pct, self.sm_pct)
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "kernels": self.kernels, "metrics": self.metrics,
+                "dram_pct": self.dram_pct, "sm_pct": self.sm_pct, "dram_bytes": self.dram_bytes,
+                "fp32_flops": self.fp32_flops, "ai": self.ai, "verdict": self.verdict()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> KernelProfile:
+        return cls(d["label"], list(d.get("kernels", [])), dict(d.get("metrics", {})))
+
+
+def verdict(dram_pct: float, sm_pct: float) -> str:
+    """Which roof the kernel is against, by Nsight Compute's speed-of-light reading."""
+    if not (dram_pct == dram_pct and sm_pct == sm_pct):
+        return "unknown"
+    if max(dram_pct, sm_pct) < SOL_THRESHOLD:
+        return "latency-bound (neither roof reached)"
+    return "memory-bound" if dram_pct >= sm_pct else "compute-bound"
+
+
+def _number(text: str) -> float | None:
+    t = text.strip().replace(",", "")
+    if not t or t == "n/a":
+        return None
+    try:
+        return float(t)
+    except ValueError:
+        return None
+
+
+_UNIT_SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
+               "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
+               "inst": 1, "Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9}
+
+
+def parse_csv(text: str) -> list[dict]:
+    """Rows of `ncu --csv --page raw`: [{'name': kernel, 'metrics': {metric: value in base units}}].
+
+    ncu interleaves '==PROF==' log lines with the CSV on stdout; they are skipped.
+    Byte, time and instruction counts are scaled to base units (bytes, seconds, count)
+    whatever prefix ncu chose; percentages stay percentages.
+    """
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    if not lines:
+        return []
+    reader = list(csv.reader(io.StringIO("\n".join(lines))))
+    header, rest = reader[0], reader[1:]
+    units = rest[0] if rest and not _number(rest[0][0] if rest[0] else "") and rest[0][0] == "" else None
+    if units is not None:
+        rest = rest[1:]
+    name_col = header.index("Kernel Name") if "Kernel Name" in header else None
+    rows = []
+    for r in rest:
+        metrics = {}
+        for i, col in enumerate(header):
+            if col in METRICS or "__" in col:
+                v = _number(r[i]) if i < len(r) else None
+                if v is None:
+                    continue
+                unit = units[i] if units and i < len(units) else ""
+                metrics[col] = v * _UNIT_SCALE.get(unit, 1.0)
+        rows.append({"name": r[name_col] if name_col is not None else "?", "metrics": metrics})
+    return rows
+
+
+def combine(label: str, rows: list[dict]) -> KernelProfile:
+    """Several kernels under one label (a library call): sum counts, weight % by duration."""
+    prof = KernelProfile(label, [r["name"] for r in rows])
+    total_t = sum(r["metrics"].get(DURATION, 0.0) for r in rows) or 1.0
+    for r in rows:
+        w = r["metrics"].get(DURATION, 0.0) / total_t if len(rows) > 1 else 1.0
+        for k, v in r["metrics"].items():
+            scale = w if "pct" in k else 1.0
+            prof.metrics[k] = prof.metrics.get(k, 0.0) + v * scale
+    return prof
+
+
+def find_ncu() -> str:
+    path = shutil.which("ncu") or next(
+        (p for p in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu") if os.path.exists(p)), None)
+    if not path:
+        raise ToolError("Nsight Compute (ncu) not found on PATH; install it or skip profiling (--no-profile)")
+    return path
+
+
+def command(label: str, extra: list[str] | None = None, ncu: str | None = None) -> list[str]:
+    return [ncu or find_ncu(), "--clock-control", "none", "--profile-from-start", "off",
+            "--csv", "--page", "raw", "--metrics", ",".join(METRICS),
+            sys.executable, "-m", "rooflab.profile_target", label, *(extra or [])]
+
+
+def profile(label: str, extra: list[str] | None = None, timeout: float = 300) -> tuple[KernelProfile, str]:
+    """Profile one label; returns the profile and ncu's raw stdout (kept for the record)."""
+    cmd = command(label, extra)
+    env = dict(os.environ)
+    env["CUPY_CACHE_SAVE_CUDA_SOURCE"] = "0"
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"ncu on {label} took longer than {timeout:.0f} s") from None
+    out = proc.stdout + proc.stderr
+    if "ERR_NVGPUCTRPERM" in out:
+        raise ToolError("ncu: access to GPU performance counters is denied (ERR_NVGPUCTRPERM); "
+                        "ask an administrator to allow profiling, or use --no-profile")
+    rows = parse_csv(proc.stdout)
+    if proc.returncode != 0 or not rows:
+        tail = " | ".join(ln for ln in out.strip().splitlines()[-3:])
+        raise ToolError(f"ncu on {label} failed (exit {proc.returncode}): {tail}")
+    return combine(label, rows), proc.stdout

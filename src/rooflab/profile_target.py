@@ -1,0 +1,75 @@
+"""The process Nsight Compute profiles: sets one kernel up, then launches it exactly
+once between cudaProfilerStart and cudaProfilerStop (ncu runs with
+--profile-from-start off), so input generation and references stay out of the profile.
+
+    python -m rooflab.profile_target copy|copy_scalar|fma|<gemm rung> [--n 4096] [--size FLOATS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+
+def _profiled(cp, launch, label: str) -> None:
+    from rooflab.gpu import synchronize  # noqa: PLC0415
+
+    launch()  # warm-up and compile outside the profiled range
+    synchronize(label)
+    cp.cuda.runtime.profilerStart()
+    launch()
+    synchronize(label)
+    cp.cuda.runtime.profilerStop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rooflab.device import detect  # noqa: PLC0415
+    from rooflab.gpu import cupy  # noqa: PLC0415
+    from rooflab.rung import cdiv  # noqa: PLC0415
+    from rooflab.runtime import get_kernel  # noqa: PLC0415
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("label")
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--size", type=int, default=256 * 2**20)
+    a = ap.parse_args(argv)
+    cp = cupy()
+    dev = detect()
+    if a.label in ("copy", "copy_scalar"):
+        src = cp.random.RandomState(7).uniform(-1, 1, a.size, dtype=cp.float32)
+        out = cp.empty_like(src)
+        if a.label == "copy":
+            k, grid = get_kernel("ceilings/copy.cu", "copy_float4"), cdiv(cdiv(a.size, 4), 256)
+        else:  # the seed's scalar grid-stride copy, 4 blocks of 256 per SM
+            k, grid = get_kernel("ceilings/copy.cu", "copy_scalar"), dev.sm_count * 4
+        _profiled(cp, lambda: k.launch((grid, 1, 1), (256, 1, 1), (src, out, np.uint64(a.size))), a.label)
+    elif a.label == "fma":
+        from rooflab.flops import FMA_PER_CHAIN_PER_ITER, X, Y  # noqa: PLC0415
+
+        grid, block, acc = dev.sm_count * 4, 256, 8
+        iters = 4096
+        out = cp.empty(grid * block, dtype=cp.float32)
+        k = get_kernel("ceilings/fma.cu", f"fma_chain<{acc}>")
+        _profiled(cp, lambda: k.launch((grid, 1, 1), (block, 1, 1), (out, np.int32(iters), X, Y)), "fma")
+        print(f"flops={grid * block * iters * FMA_PER_CHAIN_PER_ITER * acc * 2}")
+    else:
+        from rooflab.gemm import prepare  # noqa: PLC0415
+        from rooflab.rungs import BY_NAME  # noqa: PLC0415
+
+        if a.label not in BY_NAME:
+            print(f"unknown profile target {a.label}", file=sys.stderr)
+            return 2
+        n = a.n
+        rs = cp.random.RandomState(11)
+        A = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
+        B = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
+        C = cp.empty((n, n), dtype=cp.float32)
+        launch, _ = prepare(BY_NAME[a.label], n, n, n)
+        _profiled(cp, lambda: launch(A, B, C), a.label)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""The GEMM ladder's tables (G9), ratios and paragraphs (G10), from a results document."""
+
+from __future__ import annotations
+
+from rooflab.check import Check
+from rooflab.table import Table, fmt
+
+
+def _ms(rec: dict) -> float | None:
+    return rec["timing"]["median_ms"] if rec.get("timing") and rec.get("passed") else None
+
+
+def _peak(doc: dict, precision: str) -> float | None:
+    dev = doc.get("device") or {}
+    if precision == "fp32":
+        return dev.get("fp32_peak_flops")
+    return (dev.get("tensor_peaks") or {}).get(precision)
+
+
+def rung_metrics(doc: dict, rec: dict, naive_ms: float | None) -> dict:
+    ms = _ms(rec)
+    gflops = rec["flops"] / (ms * 1e-3) / 1e9 if ms else None
+    peak = _peak(doc, rec.get("precision", "fp32"))
+    return {
+        "ms": ms,
+        "mean_ms": rec["timing"]["mean_ms"] if ms else None,
+        "min_ms": rec["timing"]["min_ms"] if ms else None,
+        "gflops": gflops,
+        "pct_peak": 100.0 * gflops * 1e9 / peak if gflops and peak else None,
+        "speedup": naive_ms / ms if ms and naive_ms else None,
+    }
+
+
+def by_kernel(section: dict) -> dict[str, dict]:
+    return {r["kernel"]: r for r in section["rungs"]}
+
+
+def status(rec: dict) -> str:
+    if rec.get("error"):
+        return f"FAILED: {rec['error']}"
+    if not rec.get("passed"):
+        bad = [Check.from_dict(c) for c in rec.get("checks", []) if not c["passed"]]
+        return "FAILED: " + (bad[0].line() if bad else "not checked")
+    return "passed"
+
+
+def check_summary(rec: dict) -> str:
+    checks = [Check.from_dict(c) for c in rec.get("checks", [])]
+    seed = next((c for c in checks if c.name == "seed max-rel"), None)
+    norm = [c for c in checks if c.name == "normwise"]
+    parts = []
+    if seed:
+        parts.append(f"max-rel {seed.value:.1e}")
+    if norm:
+        parts.append(f"norm {norm[-1].value:.1e}")
+    return ", ".join(parts)
+
+
+def gemm_table(doc: dict) -> Table:
+    section = doc["gemm"]
+    recs = by_kernel(section)
+    naive_ms = _ms(recs["naive"]) if "naive" in recs else None
+    rows = []
+    for rec in section["rungs"]:
+        mt = rung_metrics(doc, rec, naive_ms)
+        shape = str(rec["n"]) if rec["m"] == rec["n"] == rec["k"] else f"{rec['m']}×{rec['n']}×{rec['k']}"
+        rows.append([shape, rec["title"], fmt(mt["ms"], ".3f"), fmt(mt["mean_ms"], ".3f"), fmt(mt["min_ms"], ".3f"),
+                     fmt(mt["gflops"], ",.0f"), fmt(mt["pct_peak"], ".1f", "%"), fmt(mt["speedup"], ".1f", "×"),
+                     check_summary(rec), status(rec)])
+    cfg, method = section["config"], section["method"]
+    dev = doc.get("device") or {}
+    peak = dev.get("fp32_peak_flops")
+    notes = [
+        f"ms = median of {method['reps']} timed launches after {method['warmup']} warm-up (mean and min beside it); "
+        f"CUDA events around the kernel only; L2 {'flushed' if method['l2_flushed'] else 'not flushed'} between reps.",
+        f"% peak against the FP32 CUDA-core peak {peak / 1e12:.1f} TFLOP/s (P1, from this device's attributes)."
+        if peak else "FP32 peak unknown for this device.",
+        f"Checks: {method['checks']}. Seed {cfg['seed']}.",
+    ]
+    return Table("SGEMM ladder (G9)", ["N", "kernel", "ms", "mean ms", "min ms", "GFLOP/s", "% peak",
+                                       "vs naive", "check", "status"], rows, notes, key="gemm")
+
+
+def check_table(doc: dict) -> Table:
+    rows = []
+    for rec in doc["gemm"]["rungs"]:
+        for c in rec.get("checks", []):
+            ch = Check.from_dict(c)
+            rows.append([rec["kernel"], ch.line(), "pass" if ch.passed else "FAIL"])
+    return Table("Checks (G1, G2)", ["kernel", "check", "result"], rows, key="checks")
+
+
+def ratios(doc: dict) -> dict[str, float | None]:
+    recs = by_kernel(doc["gemm"])
+
+    def ratio(a: str, b: str) -> float | None:
+        ma, mb = (_ms(recs[a]) if a in recs else None), (_ms(recs[b]) if b in recs else None)
+        return ma / mb if ma and mb else None
+
+    return {
+        "naive/coalesced": ratio("naive", "coalesced"),
+        "coalesced/tiled32": ratio("coalesced", "tiled32"),
+        "coalesced/tiled16": ratio("coalesced", "tiled16"),
+        "tiled16/tiled32": ratio("tiled16", "tiled32"),
+        "tiled32/cublas": ratio("tiled32", "cublas"),
+        "naive/cublas": ratio("naive", "cublas"),
+    }
+
+
+def ratio_table(doc: dict) -> Table:
+    labels = {
+        "naive/coalesced": "time_naive / time_coalesced (G6)",
+        "coalesced/tiled32": "time_coalesced / time_tiled(TILE=32)",
+        "tiled16/tiled32": "time_tiled(16) / time_tiled(32) (G7)",
+        "tiled32/cublas": "time_tiled(32) / time_cuBLAS (G8)",
+        "naive/cublas": "time_naive / time_cuBLAS",
+    }
+    r = ratios(doc)
+    rows = [[labels[k], fmt(r[k], ".2f", "×")] for k in labels]
+    return Table("Ratios the seed asks for", ["ratio", "this run"], rows, key="ratios")
+
+
+def paragraphs(doc: dict) -> list[tuple[str, str]]:
+    """G10: one paragraph per transition, from this run's numbers."""
+    from rooflab.explain import gemm_transitions  # noqa: PLC0415
+
+    return gemm_transitions(doc)

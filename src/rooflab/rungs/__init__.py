@@ -1,0 +1,10 @@
+"""The SGEMM ladder, in order. Each rung: NAME.cu (the kernel) beside NAME.py (its record)."""
+
+from rooflab.rung import Rung
+from rooflab.rungs.coalesced import RUNG as COALESCED
+from rooflab.rungs.cublas import RUNG as CUBLAS
+from rooflab.rungs.naive import RUNG as NAIVE
+from rooflab.rungs.tiled import TILED16, TILED32
+
+LADDER: tuple[Rung, ...] = (NAIVE, COALESCED, TILED16, TILED32, CUBLAS)
+BY_NAME: dict[str, Rung] = {r.name: r for r in LADDER}

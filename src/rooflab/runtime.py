@@ -1,0 +1,67 @@
+"""Load a .cu file shipped in the package, compile it with NVRTC (through CuPy) for
+the present device, and launch its kernels with checked errors."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+
+from rooflab.errors import UsageError
+from rooflab.gpu import cuda_call, cupy
+
+
+def read_source(relpath: str) -> str:
+    """Text of a kernel file inside the package, e.g. 'rungs/naive.cu'."""
+    ref = resources.files("rooflab").joinpath(relpath)
+    if not ref.is_file():
+        raise UsageError(f"kernel source {relpath} is not in the package")
+    return ref.read_text()
+
+
+@functools.cache
+def _module(relpath: str, name_expressions: tuple[str, ...], options: tuple[str, ...]):
+    cp = cupy()
+    with cuda_call(relpath, "NVRTC compile"):
+        mod = cp.RawModule(
+            code=read_source(relpath),
+            options=("-std=c++17", *options),
+            name_expressions=name_expressions or None,
+        )
+        mod.compile()
+    return mod
+
+
+@dataclass
+class Kernel:
+    """A compiled kernel; every launch goes through `launch`, which checks it."""
+
+    label: str
+    fn: object
+
+    def launch(self, grid, block, args, shared_mem: int = 0) -> None:
+        with cuda_call(self.label, "cuLaunchKernel"):
+            self.fn(tuple(grid), tuple(block), tuple(args), shared_mem=shared_mem)
+
+    def resources(self) -> dict:
+        """Registers, static shared memory and local (spill) bytes per thread."""
+        attrs = self.fn.attributes
+        return {
+            "registers": attrs.get("num_regs"),
+            "shared_bytes": attrs.get("shared_size_bytes"),
+            "local_bytes": attrs.get("local_size_bytes"),
+            "max_threads_per_block": attrs.get("max_threads_per_block"),
+        }
+
+
+def get_kernel(relpath: str, name: str, *, options: tuple[str, ...] = (), label: str | None = None) -> Kernel:
+    """Compile (cached per process; CuPy also caches on disk) and return one kernel.
+
+    A template instance such as 'mm_tiled<32>' is compiled through name_expressions.
+    """
+    templated = "<" in name
+    mod = _module(relpath, (name,) if templated else (), tuple(options))
+    label = label or name
+    with cuda_call(label, "cuModuleGetFunction"):
+        fn = mod.get_function(name)
+    return Kernel(label, fn)

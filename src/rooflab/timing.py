@@ -1,0 +1,94 @@
+"""Timing with CUDA events around the kernel only (G3).
+
+One warm-up launch outside the measurement, then `reps` launches, each between
+its own pair of events on the same stream (no host synchronisation in between,
+so the seed's mean of back-to-back launches is preserved). Optionally the L2 is
+flushed before each rep, outside the events. NVML telemetry is sampled while the
+reps run, so every figure carries the clocks it ran at.
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from rooflab.gpu import cuda_call, cupy, synchronize
+from rooflab.telemetry import Telemetry
+
+
+@dataclass
+class Timing:
+    times_ms: list[float]
+    warmup: int
+    l2_flushed: bool
+    telemetry: dict | None = field(default=None)
+
+    @property
+    def mean_ms(self) -> float:
+        return statistics.fmean(self.times_ms)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms)
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.times_ms)
+
+    @property
+    def max_ms(self) -> float:
+        return max(self.times_ms)
+
+    @property
+    def spread_pct(self) -> float:
+        """(max - min) / median: how much single reps moved."""
+        return 100.0 * (self.max_ms - self.min_ms) / self.median_ms
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.update(reps=len(self.times_ms), mean_ms=self.mean_ms, median_ms=self.median_ms,
+                 min_ms=self.min_ms, max_ms=self.max_ms)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Timing:
+        return cls(times_ms=list(d["times_ms"]), warmup=d["warmup"], l2_flushed=d["l2_flushed"],
+                   telemetry=d.get("telemetry"))
+
+
+@functools.cache
+def _flush_buffer(nbytes: int):
+    cp = cupy()
+    return cp.empty(nbytes // 4, dtype=cp.float32)
+
+
+def l2_flusher(l2_bytes: int) -> Callable[[], None]:
+    """Writing twice the L2 size evicts whatever the previous rep left there."""
+    buf = _flush_buffer(max(2 * l2_bytes, 8 << 20))
+    return lambda: buf.fill(1.0)
+
+
+def time_kernel(launch: Callable[[], None], *, label: str, reps: int = 20, warmup: int = 1,
+                flush: Callable[[], None] | None = None, pci_bus_id: str = "") -> Timing:
+    """Time `launch` (which enqueues the kernel on the current stream)."""
+    if reps < 1:
+        raise ValueError("reps must be at least 1")
+    cp = cupy()
+    for _ in range(warmup):
+        launch()
+    synchronize(label)
+    with cuda_call(label, "cudaEventCreate"):
+        events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(reps)]
+    with Telemetry(pci_bus_id) as tel:
+        for start, stop in events:
+            if flush:
+                flush()
+            start.record()
+            launch()
+            stop.record()
+        synchronize(label)
+    with cuda_call(label, "cudaEventElapsedTime"):
+        times = [cp.cuda.get_elapsed_time(a, b) for a, b in events]
+    return Timing(times_ms=times, warmup=warmup, l2_flushed=flush is not None, telemetry=tel.summary())

@@ -1,0 +1,68 @@
+"""GEMM ladder on a real GPU: every rung correct at awkward sizes; a planted race is caught."""
+
+import dataclasses
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def device():
+    from rooflab.device import detect
+
+    return detect()
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 7, 7), (33, 33, 33), (127, 127, 127), (512, 512, 512),
+                                   (1000, 1000, 1000), (100, 37, 129)])
+def test_every_rung_correct(device, shape):
+    from rooflab.gemm import GemmConfig, run
+
+    m, n, k = shape
+    sec = run(GemmConfig(m=m, n=n, k=k, reps=2, check_n=256), device)
+    for rec in sec["rungs"]:
+        assert rec["passed"], (rec["kernel"], rec["error"], rec["checks"])
+        assert rec["timing"]["reps"] == 2
+        assert all(c["passed"] for c in rec["checks"])
+
+
+def test_timed_size_check_and_determinism(device):
+    from rooflab.gemm import GemmConfig, run
+
+    sec = run(GemmConfig(m=700, n=600, k=500, reps=2, check_n=128, kernels=["coalesced", "tiled16", "cublas"]),
+              device)
+    for rec in sec["rungs"]:
+        names = [c["name"] for c in rec["checks"]]
+        assert names == ["seed max-rel", "normwise", "normwise", "normwise", "deterministic"], names
+        assert rec["passed"]
+
+
+def test_missing_barrier_is_never_a_pass_with_a_speed(device):
+    from rooflab.gemm import GemmConfig, _Inputs, run_rung
+    from rooflab.rungs import TILED32
+
+    planted = dataclasses.replace(TILED32, name="tiled32-nobarrier", options=("-DPLANT_MISSING_BARRIER",))
+    cfg = GemmConfig(m=4096, n=4096, k=4096, reps=3, check_n=256)
+    rec = run_rung(planted, _Inputs(cfg, seed=1234), device)
+    assert not rec["passed"]
+    assert rec["timing"] is None
+
+
+def test_cublas_is_pure_fp32(device):
+    from rooflab.gemm import GemmConfig, run
+
+    sec = run(GemmConfig(m=2048, n=2048, k=2048, reps=2, kernels=["cublas"]), device)
+    rec = sec["rungs"][0]
+    norm = [c["value"] for c in rec["checks"] if c["name"] == "normwise"][-1]
+    assert norm < 1e-5  # TF32 would be ~1e-4
+
+
+def test_launch_failure_names_kernel_and_call(device):
+    from rooflab.errors import KernelError
+    from rooflab.runtime import get_kernel
+
+    k = get_kernel("rungs/naive.cu", "mm_naive")
+    with pytest.raises(KernelError) as exc:
+        k.launch((1, 1, 1), (2048, 1, 1), ())  # too many threads per block, and no args
+    assert "mm_naive" in str(exc.value) and "cuLaunchKernel" in str(exc.value)
