@@ -94,7 +94,10 @@ def _number(text: str) -> float | None:
         return None
 
 
+# ncu picks a prefix per value; both spellings have been seen across versions
 _UNIT_SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
+               "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+               "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0,
                "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
                "inst": 1, "Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9}
 
