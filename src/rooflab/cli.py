@@ -43,7 +43,7 @@ def show_paragraphs(paras: list[tuple[str, str]]) -> None:
 def progress_status(first: str):
     """A spinner on stderr whose text follows the library's progress callback."""
     if not err.is_terminal:
-        yield lambda msg: err.print(f"[dim]… {msg}[/dim]")
+        yield lambda msg: err.print(f"… {msg}", markup=False, style="dim")
         return
     with err.status(first) as st:
         yield lambda msg: st.update(msg)
@@ -73,6 +73,12 @@ def emit(doc: dict, tables: list[Table], paras: list[tuple[str, str]], fmt: str,
         for t in tables:
             show(t)
         show_paragraphs(paras)
+
+
+def check_out(fmt: str, out_file: str | None) -> None:
+    """Reject --out with --format table before anything runs (emit would refuse it after)."""
+    if out_file and fmt == "table":
+        raise UsageError("--out needs --format json, csv or md")
 
 
 def detect_device():
@@ -164,10 +170,12 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
     from rooflab import gemm as gemm_mod  # noqa: PLC0415
     from rooflab import render_gemm  # noqa: PLC0415
 
-    cfg = gemm_mod.GemmConfig(m=m or n, n=n, k=k or n, reps=reps, check_n=check_n, flush_l2=flush_l2, seed=seed)
+    cfg = gemm_mod.GemmConfig(m=n if m is None else m, n=n, k=n if k is None else k, reps=reps, check_n=check_n,
+                              flush_l2=flush_l2, seed=seed)
     if kernels:
         cfg.kernels = [x.strip() for x in kernels.split(",") if x.strip()]
     cfg.validate()
+    check_out(fmt, out_file)
     dev, entry = detect_device()
     doc = new_doc(entry)
     with progress_status("SGEMM ladder") as say:
@@ -201,6 +209,7 @@ def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
     cfg = bw.BandwidthConfig(n=parse_count(size), reps=reps, rounds=max(1, rounds), blocks=block_list,
                              sweep=not no_sweep)
     cfg.validate()
+    check_out(fmt, out_file)
     dev, entry = detect_device()
     doc = new_doc(entry)
     with progress_status("copy bandwidth") as say:
@@ -221,6 +230,7 @@ def flops(reps, target_ms, fmt, out_file):
 
     cfg = fl.FlopsConfig(reps=reps, target_ms=target_ms)
     cfg.validate()
+    check_out(fmt, out_file)
     dev, entry = detect_device()
     doc = new_doc(entry)
     with progress_status("FMA peak") as say:
@@ -240,12 +250,226 @@ def profile(with_gemm, n, size, raw_dir, fmt, out_file):
     from rooflab import profiling  # noqa: PLC0415
     from rooflab.render_ceilings import profile_table  # noqa: PLC0415
 
+    floats = parse_count(size)
+    check_out(fmt, out_file)
     dev, entry = detect_device()
     doc = new_doc(entry)
     with progress_status("ncu") as say:
-        doc["profile"] = profiling.run(with_gemm=with_gemm, n=n, size=parse_count(size), progress=say,
+        doc["profile"] = profiling.run(with_gemm=with_gemm, n=n, size=floats, progress=say,
                                        raw_dir=raw_dir)
     emit(doc, [profile_table(doc)], [], fmt, out_file)
+
+
+
+def _maybe_device() -> dict | None:
+    """The present device, or None where there is no GPU (spec-only commands work anyway)."""
+    from rooflab.errors import NoGPUError  # noqa: PLC0415
+
+    try:
+        return detect_device()[1]
+    except NoGPUError:
+        return None
+
+
+@cli.command()
+@click.option("--gpu", default=None, help="One GPU from the table (e.g. h100-sxm, h200, a100-80gb, t4); "
+              "default: all.")
+@click.option("--no-detect", is_flag=True, help="Do not look for a GPU here.")
+@format_option
+@out_option
+def specs(gpu, no_detect, fmt, out_file):
+    """Published peaks and the arithmetic behind them (P1, P2, P10). No GPU needed.
+
+    FP32 peak = SMs × FP32 cores/SM × 2 (an FMA is 2 FLOP) × clock, with the
+    "forgot FMA = 2" figure beside it; the published dense BF16 rate worked back to
+    FLOP/cycle, FLOP/SM/cycle and FMA/SM/cycle. With a GPU present, its own
+    attributes are added.
+    """
+    from rooflab.render_specs import device_table, device_tensor_rows, specs_for, specs_table, tensor_table  # noqa: PLC0415
+
+    chosen = specs_for(gpu)
+    tables = [specs_table(chosen), tensor_table(chosen)]
+    entry = None if no_detect else _maybe_device()
+    if entry:
+        tables.insert(0, device_table(entry))
+        if entry.get("tensor_peaks"):
+            tables[-1].rows += device_tensor_rows(entry)
+    doc = new_doc(entry)
+    doc["specs"] = [s.to_dict() for s in chosen]
+    emit(doc, tables, [], fmt, out_file)
+
+
+@cli.command()
+@click.option("--no-detect", is_flag=True, help="Do not look for a GPU here.")
+@format_option
+@out_option
+def ridge(no_detect, fmt, out_file):
+    """Ridge points, peak FLOP/s ÷ bandwidth in FLOP/byte (P5). No GPU needed.
+
+    The seed's four (A100 BF16, H100 BF16, H100 FP8, B200 FP4) sorted, every GPU and
+    precision in the spec table, the present device if there is one, and where the
+    scalar×vector kernel y = a·x (0.125 FLOP/byte) falls.
+    """
+    from rooflab.render_specs import ridge_tables  # noqa: PLC0415
+
+    entry = None if no_detect else _maybe_device()
+    tables, trend = ridge_tables(entry)
+    doc = new_doc(entry)
+    doc["ridge"] = [t.to_dict() for t in tables]
+    emit(doc, tables, [("Trend", trend)], fmt, out_file)
+
+
+@cli.command()
+@click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
+              help="Render from a saved results.json (no GPU needed).")
+@click.option("--gpu", default=None, help="Theoretical roofline of a GPU from the spec table (no GPU needed).")
+@click.option("--n", type=int, default=4096, show_default=True, help="GEMM size when measuring.")
+@click.option("--out", "out_png", type=click.Path(dir_okay=False), default="roofline.png", show_default=True,
+              help="PNG path; an SVG is written beside it.")
+@format_option
+def roofline(from_file, gpu, n, out_png, fmt):
+    """The roofline (P9): FP32 roof, HBM slope, tensor roofs dashed, every kernel placed.
+
+    Without --from or --gpu it measures first (FMA peak, copy, the SGEMM ladder at --n).
+    Points use the AI Nsight Compute measured when the results hold a profile, else
+    the rung's traffic model.
+    """
+    from pathlib import Path  # noqa: PLC0415
+
+    from rooflab import placement, results  # noqa: PLC0415
+    from rooflab.report import spec_device_entry  # noqa: PLC0415
+    from rooflab.roofline import plot  # noqa: PLC0415
+
+    if from_file:
+        doc = results.load(from_file)
+    elif gpu:
+        doc = new_doc(spec_device_entry(gpu))
+    else:
+        from rooflab import bandwidth as bw  # noqa: PLC0415
+        from rooflab import flops as fl  # noqa: PLC0415
+        from rooflab import gemm as gm  # noqa: PLC0415
+
+        gcfg = gm.GemmConfig(m=n, n=n, k=n)
+        gcfg.validate()
+        dev, entry = detect_device()
+        doc = new_doc(entry)
+        with progress_status("measuring") as say:
+            doc["flops"] = fl.run(fl.FlopsConfig(occupancies=((4, 256),), accumulators=(8,)), dev, say)
+            doc["bandwidth"] = bw.run(bw.BandwidthConfig(sweep=False, rounds=1), dev, say)
+            doc["gemm"] = gm.run(gcfg, dev, say)
+    rl = placement.roofline(doc)
+    png = Path(out_png)
+    plot(rl, png_path=png, svg_path=png.with_suffix(".svg"))
+    err.print(f"wrote {png} and {png.with_suffix('.svg')}")
+    emit(doc, [placement.points_table(rl)], [], fmt, None)
+
+
+@cli.command()
+@click.argument("a", type=click.Path(dir_okay=False))
+@click.argument("b", type=click.Path(dir_okay=False))
+@format_option
+def compare(a, b, fmt):
+    """Two results files side by side: rung-by-rung and ceiling-by-ceiling ratios.
+
+    A and B are results.json files from `rooflab report` (or any rooflab command's
+    --format json): two GPUs, two dates, two versions.
+    """
+    from rooflab import results  # noqa: PLC0415
+    from rooflab.compare import compare_tables  # noqa: PLC0415
+
+    da, db = results.load(a), results.load(b)
+    doc = {"schema_version": results.SCHEMA_VERSION, "compare": {"a": a, "b": b}}
+    tables = compare_tables(da, db)
+    doc["tables"] = [t.to_dict() for t in tables]
+    emit(doc, tables, [], fmt, None)
+
+
+@cli.command()
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="rooflab-report", show_default=True,
+              help="Folder for report.md, results.json, the CSVs and roofline.png/.svg.")
+@click.option("--n", type=int, default=4096, show_default=True, help="SGEMM size.")
+@click.option("--quick", is_flag=True, help="Shorter: no launch sweep, N ≤ 2048, fewer reps.")
+@click.option("--no-profile", is_flag=True, help="Skip Nsight Compute (the slowest step).")
+@click.option("--gpu", default=None, help="Spec-only report for a GPU from the table; measures nothing.")
+@click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
+              help="Re-render a saved results.json (no GPU needed).")
+def report(out_dir, n, quick, no_profile, gpu, from_file):
+    """The whole lab in one command: device, specs, FMA peak, bandwidth, the SGEMM
+    ladder, Nsight Compute, the roofline — written to --out as report.md,
+    results.json, CSV tables and roofline.png/.svg.
+
+    With no GPU (or with --gpu NAME) it writes the spec-only report and says that
+    nothing was measured. Interrupted, it keeps what finished in
+    DIR/results.partial.json and writes no half-finished file.
+    """
+    import time  # noqa: PLC0415
+
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+
+    from rooflab import report as rep  # noqa: PLC0415
+    from rooflab import results  # noqa: PLC0415
+    from rooflab.errors import NoGPUError  # noqa: PLC0415
+    from rooflab.render_telemetry import warnings  # noqa: PLC0415
+
+    if n < 1:
+        raise UsageError(f"--n must be a positive integer, got {n}")
+    t0 = time.perf_counter()
+    if from_file:
+        doc = results.load(from_file)
+        if not doc.get("device"):
+            raise UsageError(f"{from_file}: has no device section to report on")
+    else:
+        if gpu:
+            from rooflab.specs import find_spec  # noqa: PLC0415
+
+            find_spec(gpu)  # a bad name fails here, before anything runs
+        cfg = rep.ReportConfig(out_dir=out_dir, n=n, quick=quick, profile=not no_profile, gpu=gpu)
+        doc: dict = {}
+        current = {"step": None}
+        columns = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                   TimeElapsedColumn(), TextColumn("[dim]{task.fields[detail]}")]
+        with Progress(*columns, console=err, transient=False, disable=not err.is_terminal) as prog:
+            task = prog.add_task("report", total=len(rep.STEPS), detail="")
+
+            def on_step(name):
+                if current["step"]:
+                    prog.advance(task)
+                current["step"] = name
+                prog.update(task, description=name, detail="")
+                if not err.is_terminal:
+                    err.print(f"[dim]… {name}[/dim]")
+
+            def say(msg):
+                prog.update(task, detail=msg)
+
+            try:
+                try:
+                    rep.run(cfg, on_step=on_step, progress=say, doc=doc)
+                except NoGPUError as exc:
+                    if gpu:
+                        raise
+                    err.print(f"no GPU here ({exc}); writing the spec-only report for the H100 SXM "
+                              "(choose another with --gpu)", markup=False, style="yellow")
+                    cfg.gpu = "h100-sxm"
+                    doc.clear()
+                    rep.run(cfg, on_step=on_step, progress=say, doc=doc)
+                prog.update(task, completed=len(rep.STEPS))
+            except (KeyboardInterrupt, RooflabError) as exc:
+                finished = (doc.get("report") or {}).get("finished_steps", [])
+                partial = f"{out_dir}/{rep.PARTIAL}" if finished and doc.get("device") and not cfg.gpu else None
+                what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
+                err.print(f"rooflab: report {what} during '{current['step']}'; finished: "
+                          f"{', '.join(finished) or 'nothing'}"
+                          + (f"; results so far in {partial} (render with rooflab report --from {partial})"
+                             if partial else "") + "; no report files were written", markup=False)
+                sys.exit(130 if isinstance(exc, KeyboardInterrupt) else getattr(exc, "exit_code", 1))
+    written = rep.write_outputs(doc, out_dir)
+    for w in warnings(doc):
+        err.print(f"[yellow]warning: {w}[/yellow]")
+    out.print(f"wrote {out_dir}/: {', '.join(written)}")
+    if doc["device"].get("spec_only"):
+        out.print("[bold]spec-only report: nothing was measured[/bold]")
+    out.print(f"done in {time.perf_counter() - t0:.1f} s")
 
 
 def main() -> None:

@@ -42,7 +42,7 @@ def specs_table(specs: list[GpuSpec]) -> Table:
                      ", ".join(f"{p.upper()} {v:,.0f}" for p, v in s.tensor_tflops.items())])
     notes = ["FP32 = SMs × cores/SM × 2 (FMA = 2 FLOP) × boost clock; 'forgot FMA' drops the 2 and is 50% low.",
              "Tensor rates are dense (no 2:4 sparsity), TFLOP/s."]
-    notes += [f"{s.key}: {s.source}" for s in specs]
+    notes += [f"{s.key}: P1 {spec_peaks(s).fp32.formula}. Source: {s.source}" for s in specs]
     return Table("Published specs (P1, P10)", ["GPU", "SMs", "FP32/SM", "boost MHz", "GB/s", "FP32 TFLOP/s",
                                                "forgot FMA", "tensor TFLOP/s (dense)"], rows, notes, key="specs")
 

@@ -1,0 +1,95 @@
+"""Where each measured kernel sits on the roofline (P9), from a results document.
+
+AI comes from Nsight Compute when the document has a profile of that kernel
+(FP32 FLOPs / DRAM bytes: what the DRAM really moved), otherwise from the rung's
+traffic model (which counts no cache reuse, so naive/coalesced points can land
+above the HBM slope: the caches served part of the traffic).
+"""
+
+from __future__ import annotations
+
+from rooflab.bandwidth import summarize
+from rooflab.render_gemm import _ms
+from rooflab.roofline import Point, Roof, Roofline
+from rooflab.table import Table, fmt
+
+FP32_ROOF = "FP32 CUDA cores"
+_TENSOR_ROOFS = ("tf32", "bf16")
+
+
+def _profiles(doc: dict) -> dict[str, dict]:
+    return {k["label"]: k for k in (doc.get("profile") or {}).get("kernels", [])}
+
+
+def roofs_for(device: dict) -> list[Roof]:
+    roofs = [Roof(FP32_ROOF, device["fp32_peak_flops"], precision="fp32")]
+    for p in _TENSOR_ROOFS:
+        rate = (device.get("tensor_peaks") or {}).get(p)
+        if rate:
+            roofs.append(Roof(f"{p.upper()} tensor", rate, dashed=True, precision=p))
+    return roofs
+
+
+def points(doc: dict) -> list[Point]:
+    prof = _profiles(doc)
+    pts: list[Point] = []
+    bw = doc.get("bandwidth")
+    if bw and (bw.get("scale") or {}).get("gflops"):
+        sc = bw["scale"]
+        pts.append(Point("copy ≡ y=a·x", 0.125, sc["gflops"] * 1e9, "model", FP32_ROOF,
+                         note=f"copy does no FLOPs; placed as the y = a·x kernel (same 8 bytes per element, "
+                              f"1 FLOP): measured {sc['gbs']:,.0f} GB/s, {sc['gflops']:,.0f} GFLOP/s"))
+    fl = doc.get("flops")
+    if fl:
+        rows = [r for r in fl["rows"] if r.get("tflops")]
+        if rows:
+            best = max(rows, key=lambda r: r["tflops"])
+            p = prof.get("fma")
+            ai = p["ai"] if p and p.get("ai") else best["flops"] / (best["threads"] * 4.0)
+            pts.append(Point(f"fma ({best['accumulators']} acc)", ai, best["tflops"] * 1e12,
+                             "ncu" if p and p.get("ai") else "model", FP32_ROOF))
+    gm = doc.get("gemm")
+    if gm:
+        for rec in gm["rungs"]:
+            ms = _ms(rec)
+            if not ms:
+                continue  # a failed rung has no throughput, so no point
+            p = prof.get(rec["kernel"])
+            measured = p is not None and p.get("ai")
+            ai = p["ai"] if measured else rec["model"]["ai_flop_per_byte"]
+            roof = FP32_ROOF if rec.get("precision", "fp32") == "fp32" else f"{rec['precision'].upper()} tensor"
+            pts.append(Point(rec["kernel"], ai, rec["flops"] / (ms * 1e-3), "ncu" if measured else "model", roof))
+    return pts
+
+
+def roofline(doc: dict) -> Roofline:
+    dev = doc["device"]
+    measured = None
+    if doc.get("bandwidth"):
+        best = summarize(doc["bandwidth"])["best"]
+        measured = best["gbs"] * 1e9 if best else None
+    return Roofline(
+        device=dev["name"],
+        bandwidth=dev["hbm_peak_bytes_per_s"],
+        bandwidth_label=f"HBM {dev['hbm_peak_bytes_per_s'] / 1e12:.2f} TB/s (memory clock × bus width)",
+        roofs=roofs_for(dev),
+        points=points(doc),
+        measured_bandwidth=measured,
+        title=f"{dev['name']} — rooflab, {doc.get('created', '')[:10]}",
+    )
+
+
+def points_table(rl: Roofline) -> Table:
+    rows = []
+    for r in rl.rows():
+        rows.append([r["label"], fmt(r["ai"], ".3g") if isinstance(r["ai"], float) else r["ai"], r["ai_source"],
+                     fmt(r["achieved_tflops"], ".2f"), r["roof"], fmt(r["ridge_ai"], ".1f"),
+                     fmt(r["attainable_tflops"], ".2f"), fmt(r["pct_of_attainable"], ".1f", "%"), r["bound"]])
+    notes = [f"HBM slope {rl.bandwidth / 1e12:.2f} TB/s; "
+             + "; ".join(f"{rf.name} {rf.flops / 1e12:,.1f} TFLOP/s (ridge {rl.ridge(rf):.1f} FLOP/B)"
+                         for rf in rl.roofs) + ".",
+             "AI source 'ncu' = FP32 FLOPs / DRAM bytes measured by Nsight Compute; 'model' = the rung's traffic "
+             "model (no cache reuse counted). % of attainable = achieved / min(roof, AI × HBM bandwidth)."]
+    notes += [f"{p.label}: {p.note}" for p in rl.points if p.note]
+    return Table("Roofline points (P9)", ["kernel", "AI FLOP/B", "AI source", "TFLOP/s", "roof", "ridge",
+                                          "attainable", "% of attainable", "bound"], rows, notes, key="roofline")
