@@ -31,6 +31,7 @@ VARIANTS = {
     "copy_scalar": (1, "seed's scalar grid-stride loop"),
     "copy_float4": (4, "float4 (16-byte) grid-stride loop"),
     "copy_float4_unroll<4>": (16, "float4, 4 loads in flight per thread"),
+    "copy_float4_l2pf": (4, "float4, loads with the L2 256-byte prefetch hint"),
 }
 
 
@@ -60,20 +61,52 @@ def grids_for(device: DeviceInfo, block: int, per_thread: int, n: int, threads_p
     return {k: v for k, v in grids.items() if v <= full or k == "1 step/thread"}
 
 
-def _gbs(n: int, ms: float) -> float:
-    return 2.0 * n * 4 / (ms * 1e-3) / 1e9
+def _gbs(nbytes: float, ms: float) -> float:
+    return nbytes / (ms * 1e-3) / 1e9
 
 
-def _measure(label: str, launch: Callable[[], None], out, src, cfg: BandwidthConfig, device: DeviceInfo) -> dict:
-    """Checked run on a poisoned output, then the timed reps."""
-    out.fill(np.nan)
+def _measure(label: str, launch: Callable[[], None], verify: Callable[[], bool], nbytes: float,
+             cfg: BandwidthConfig, device: DeviceInfo) -> dict:
+    """Checked run first (the caller poisoned the output), then the timed reps."""
     launch()
     synchronize(label)
-    if not bool(cupy().array_equal(out, src)):
+    if not verify():
         return {"label": label, "verified": False, "timing": None}
     t = time_kernel(launch, label=label, reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
-    return {"label": label, "verified": True, "timing": t.to_dict(), "gbs": _gbs(cfg.n, t.median_ms),
-            "gbs_best": _gbs(cfg.n, t.min_ms)}
+    return {"label": label, "verified": True, "timing": t.to_dict(), "bytes": nbytes,
+            "gbs": _gbs(nbytes, t.median_ms), "gbs_best": _gbs(nbytes, t.min_ms)}
+
+
+def _copy_measure(label, launch, out, src, cfg, device) -> dict:
+    cp = cupy()
+    out.fill(np.nan)
+    return _measure(label, launch, lambda: bool(cp.array_equal(out, src)), 2.0 * cfg.n * 4, cfg, device)
+
+
+def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo) -> dict:
+    """Read-only and write-only float4 passes: what each direction alone reaches."""
+    cp = cupy()
+    n = cfg.n
+    rk, wk = get_kernel(SOURCE, "read_float4"), get_kernel(SOURCE, "write_float4")
+    per_thread = 64  # 16 float4 per thread: a small partial-sum array (1/64 of the input)
+    rgrid = cdiv(cdiv(n, per_thread), 256)
+    partial = cp.empty(rgrid * 256, dtype=cp.float32)
+    want = float(cp.sum(src, dtype=cp.float64))
+
+    def read_ok():
+        got = float(cp.sum(partial, dtype=cp.float64))
+        return abs(got - want) <= 1e-4 * float(cp.sum(cp.abs(src), dtype=cp.float64))
+
+    partial.fill(np.nan)
+    read = _measure("read_float4", lambda: rk.launch((rgrid, 1, 1), (256, 1, 1), (src, partial, np.uint64(n))),
+                    read_ok, n * 4.0 + partial.size * 4.0, cfg, device)
+    wgrid = cdiv(cdiv(n, 4), 128)
+    out.fill(np.nan)
+    write = _measure("write_float4", lambda: wk.launch((wgrid, 1, 1), (128, 1, 1), (out, np.float32(3.0), np.uint64(n))),
+                     lambda: bool(cp.all(out == np.float32(3.0))), n * 4.0, cfg, device)
+    return {"read": read, "write": write,
+            "note": "read: float4 grid-stride sum, 16 float4 per thread, block 256 (bytes include the 1/64 "
+                    "partial-sum write); write: float4 fill, one float4 per thread, block 128"}
 
 
 def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None] | None = None) -> dict:
@@ -108,7 +141,7 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
     memcpy_runs: list[dict] = []
     for rnd in range(cfg.rounds):
         say(f"round {rnd + 1}/{cfg.rounds}: cudaMemcpy device-to-device")
-        memcpy_runs.append(_measure("cudaMemcpy D2D", memcpy, out, src, cfg, device))
+        memcpy_runs.append(_copy_measure("cudaMemcpy D2D", memcpy, out, src, cfg, device))
         for i, (kname, glabel, block, grid, per_thread) in enumerate(configs):
             say(f"round {rnd + 1}/{cfg.rounds}: {kname} block {block} grid {grid} ({i + 1}/{len(configs)})")
             kern = get_kernel(SOURCE, kname)
@@ -118,7 +151,7 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
                 kern.launch((grid, 1, 1), (block, 1, 1), args)
 
             key = (kname, block, grid)
-            r = _measure(kname, launch, out, src, cfg, device)
+            r = _copy_measure(kname, launch, out, src, cfg, device)
             row = rows.setdefault(key, {"kernel": kname, "description": VARIANTS[kname][1], "block": block,
                                         "grid": grid, "grid_label": glabel, "runs": []})
             row["runs"].append(r)
@@ -135,7 +168,9 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
     if ok:
         t = time_kernel(lambda: scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n))),
                         label="scale_float4", reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
-        scale.update(timing=t.to_dict(), gbs=_gbs(n, t.median_ms), gflops=n / (t.median_ms * 1e-3) / 1e9)
+        scale.update(timing=t.to_dict(), gbs=_gbs(8.0 * n, t.median_ms), gflops=n / (t.median_ms * 1e-3) / 1e9)
+    say("read-only and write-only passes")
+    directions = _directions(src, out, cfg, device)
 
     return {
         "config": {**asdict(cfg), "blocks": list(cfg.blocks), "bytes_per_array": nbytes,
@@ -151,6 +186,7 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
         "memcpy": memcpy_runs,
         "sweep": list(rows.values()),
         "scale": scale,
+        "directions": directions,
     }
 
 
@@ -167,7 +203,8 @@ def summarize(section: dict) -> dict:
         g, vals = med(row["runs"])
         verified = all(r.get("verified") for r in row["runs"])
         entry = {**{k: row[k] for k in ("kernel", "block", "grid", "grid_label")}, "gbs": g if verified else None,
-                 "gbs_min": min(vals) if vals else None, "gbs_max": max(vals) if vals else None,
+                 "gbs_min": min(vals) if vals and verified else None,
+                 "gbs_max": max(vals) if vals and verified else None,
                  "verified": verified}
         table.append(entry)
         if verified and g and (best is None or g > best["gbs"]):

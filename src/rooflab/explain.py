@@ -12,6 +12,14 @@ def _norm(rec: dict) -> float | None:
     return vals[-1] if vals else None
 
 
+def _dram_gb(doc: dict, kernel: str) -> tuple[float, float, float] | None:
+    """(DRAM GB, DRAM %, SM %) that Nsight Compute measured for a rung, if profiled."""
+    for k in (doc.get("profile") or {}).get("kernels", []):
+        if k["label"] == kernel:
+            return k["dram_bytes"] / 1e9, k["dram_pct"], k["sm_pct"]
+    return None
+
+
 def gemm_transitions(doc: dict) -> list[tuple[str, str]]:
     recs = by_kernel(doc["gemm"])
     naive_ms = _ms(recs["naive"]) if "naive" in recs else None
@@ -34,7 +42,10 @@ def gemm_transitions(doc: dict) -> list[tuple[str, str]]:
             f"32-byte sector carries one useful float; with threadIdx.x on the column, B and C are read and written "
             f"as 128 contiguous bytes per warp and A is one broadcast address, so every sector is fully used. "
             f"Coalescing is the entry ticket, not an optimisation: at {b['pct_peak']:.1f}% of the FP32 peak the "
-            f"coalesced kernel is still limited by the memory system, because every FMA still issues two loads."
+            f"coalesced kernel is still limited by its loads: every FMA still issues two global load instructions."
+            + (lambda p: f" Nsight Compute puts that limit on chip, not in DRAM: DRAM {p[1]:.0f}% busy, SM {p[2]:.0f}% "
+               f"(the load/store path through L1); the caches turned {recs['coalesced']['model']['bytes'] / 1e9:,.0f} GB "
+               f"of modelled loads into {p[0]:.1f} GB of DRAM traffic." if p else "")(_dram_gb(doc, "coalesced"))
         )))
     if ok("coalesced", "tiled32"):
         b, c = m["coalesced"], m["tiled32"]
@@ -54,6 +65,10 @@ def gemm_transitions(doc: dict) -> list[tuple[str, str]]:
                 f"kernel still computes one output per thread, so each FMA now needs two shared-memory loads, and "
                 f"every tile costs two barriers that stall all 32 warps of the block."
             )
+            p = _dram_gb(doc, "tiled32")
+            if p:
+                text += (f" Nsight Compute: the tiled kernel moved {p[0]:.1f} GB from DRAM (DRAM {p[1]:.0f}%, "
+                         f"SM {p[2]:.0f}%): it is limited by the SM, not by memory bandwidth.")
         out.append(("coalesced → tiled", text))
     if ok("tiled16", "tiled32"):
         t16, t32 = m["tiled16"]["ms"], m["tiled32"]["ms"]

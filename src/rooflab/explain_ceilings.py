@@ -11,7 +11,7 @@ def bandwidth_paragraphs(doc: dict) -> list[tuple[str, str]]:
         return []
     s = summarize(sec)
     best, peak, memcpy = s["best"], s["peak_gbs"], s["memcpy_gbs"]
-    if not best or not peak:
+    if not best or not peak or not memcpy:
         return []
     table = s["table"]
     scalar = [e for e in table if e["kernel"] == "copy_scalar" and e["gbs"]]
@@ -26,7 +26,19 @@ def bandwidth_paragraphs(doc: dict) -> list[tuple[str, str]]:
                  f"{max(e['gbs'] for e in vec):,.0f} GB/s: 16-byte accesses need a quarter of the load and store "
                  f"instructions, and more bytes in flight per thread hide DRAM latency with fewer warps. "
                  f"By Little's law the GPU must keep bandwidth × latency in flight (≈{peak * 1e9 * 600e-9 / 1e6:.1f} MB "
-                 f"at ~600 ns), which a single wave of scalar loads does not provide.")
+                 f"at ~600 ns): a warp's scalar load has 128 bytes in flight, a float4 load 512, so float4 gets there with a "
+                 f"quarter of the warps and instructions.")
+    dirs = sec.get("directions") or {}
+    rd, wr = (dirs.get("read") or {}).get("gbs"), (dirs.get("write") or {}).get("gbs")
+    if rd and wr:
+        span += (f" Each direction alone: reading only reached {rd:,.0f} GB/s ({100 * rd / peak:.1f}%), writing only "
+                 f"{wr:,.0f} GB/s ({100 * wr / peak:.1f}%), the copy {best['gbs']:,.0f} GB/s. ")
+        if min(rd, wr) > 1.01 * best["gbs"]:
+            span += ("Both directions beat the copy that mixes them: turning the DRAM bus around between reads and "
+                     "writes is part of the gap.")
+        else:
+            span += ("The copy is as fast as its slower direction, so mixing reads and writes costs little here: "
+                     "the DRAM's own efficiency (refresh, row switches) is the limit.")
     text = (
         f"The best copy ({best['kernel']}, block {best['block']}, grid {best['grid']:,}) moved {best['gbs']:,.0f} GB/s, "
         f"{100 * best['gbs'] / peak:.1f}% of the {peak:,.0f} GB/s HBM peak and "

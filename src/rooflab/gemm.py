@@ -44,7 +44,7 @@ class GemmConfig:
     seed: int | None = None
 
     def validate(self) -> None:
-        for name, v in (("M", self.m), ("N", self.n), ("K", self.k), ("check size", self.check_n)):
+        for name, v in (("N", self.n), ("M", self.m), ("K", self.k), ("check size", self.check_n)):
             if v < 1:
                 raise UsageError(f"{name} must be a positive integer, got {v}")
         if self.reps < 1:

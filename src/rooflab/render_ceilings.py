@@ -45,6 +45,10 @@ def bandwidth_tables(doc: dict) -> list[Table]:
     if scale.get("gbs"):
         head_rows.append([f"y = a·x (scale_float4, AI 0.125): {scale['gflops']:,.0f} GFLOP/s", fmt(scale["gbs"], ",.0f"),
                           pct(scale["gbs"]), fmt(scale["gbs"] / memcpy, ".3f") if memcpy else None])
+    for key, what in (("read", "read only (float4 sum), bytes = n·4"), ("write", "write only (float4 fill), bytes = n·4")):
+        d = (sec.get("directions") or {}).get(key)
+        if d and d.get("gbs"):
+            head_rows.append([what, fmt(d["gbs"], ",.0f"), pct(d["gbs"]), None])
     head = Table("Copy bandwidth (P3)", ["what", "GB/s", "% HBM peak", "÷ memcpy"], head_rows, key="bandwidth")
     return [head, sweep]
 

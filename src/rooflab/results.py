@@ -71,7 +71,7 @@ def load(path: str | os.PathLike) -> dict:
         raise UsageError(f"{p}: no such file") from None
     except (OSError, ValueError) as exc:
         raise UsageError(f"{p}: not a rooflab results file ({exc.__class__.__name__}: {exc})") from None
-    if not isinstance(doc, dict) or "schema_version" not in doc:
+    if not isinstance(doc, dict) or not isinstance(doc.get("schema_version"), int):
         raise UsageError(f"{p}: not a rooflab results file (no schema_version)")
     if doc["schema_version"] > SCHEMA_VERSION:
         raise UsageError(f"{p}: schema version {doc['schema_version']} is newer than this rooflab "

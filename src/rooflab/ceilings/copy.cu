@@ -27,6 +27,33 @@ extern "C" __global__ void copy_float4(const float* in, float* out, unsigned lon
     if (t < n) out[t] = in[t];
 }
 
+// float4 whose loads carry the L2::256B prefetch hint (sm_80+): each miss asks DRAM
+// for a whole 256-byte line, longer bursts per row activation. Plain loads before sm_80.
+__device__ __forceinline__ float4 load_l2_256(const float4* p)
+{
+    float4 v;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("ld.global.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+#else
+    v = *p;
+#endif
+    return v;
+}
+
+extern "C" __global__ void copy_float4_l2pf(const float* in, float* out, unsigned long long n)
+{
+    unsigned long long n4 = n / 4;
+    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    float4* out4 = reinterpret_cast<float4*>(out);
+    for (unsigned long long i = tid; i < n4; i += stride)
+        out4[i] = load_l2_256(in4 + i);
+    unsigned long long t = n4 * 4 + tid;
+    if (t < n) out[t] = in[t];
+}
+
 // float4 with UNROLL independent loads issued before the first store: more bytes
 // in flight per thread, so a grid of a few waves can still cover DRAM latency.
 template <int UNROLL>
@@ -68,4 +95,35 @@ extern "C" __global__ void scale_float4(const float* x, float* y, float a, unsig
     }
     unsigned long long t = n4 * 4 + tid;
     if (t < n) y[t] = a * x[t];
+}
+
+// One direction at a time, to show what the copy pays for mixing them: a pure
+// read (each thread sums its float4s and stores one float) and a pure write.
+// bytes = n * 4 each; their rates bound what a read+write copy can reach.
+extern "C" __global__ void read_float4(const float* in, float* partial, unsigned long long n)
+{
+    unsigned long long n4 = n / 4;
+    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    float s = 0.0f;
+    for (unsigned long long i = tid; i < n4; i += stride) {
+        float4 v = in4[i];
+        s += (v.x + v.y) + (v.z + v.w);
+    }
+    unsigned long long t = n4 * 4 + tid;
+    if (t < n) s += in[t];
+    partial[tid] = s;
+}
+
+extern "C" __global__ void write_float4(float* out, float value, unsigned long long n)
+{
+    unsigned long long n4 = n / 4;
+    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    float4* out4 = reinterpret_cast<float4*>(out);
+    for (unsigned long long i = tid; i < n4; i += stride)
+        out4[i] = make_float4(value, value, value, value);
+    unsigned long long t = n4 * 4 + tid;
+    if (t < n) out[t] = value;
 }

@@ -1,0 +1,155 @@
+"""Every CUDA kernel shipped in the package compiles offline with nvcc for sm_75 (T4),
+sm_80 (A100) and sm_90 (H100/H200), with no register spills and no stack frame, and
+ships in the wheel. No GPU needed: nvcc -cubin only runs the compiler and ptxas.
+
+At run time rooflab compiles these files with NVRTC for the device it finds; this
+catches a kernel that no longer compiles, or that spills, before anyone reaches a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "src" / "rooflab"
+CU_FILES = sorted(PKG.glob("**/*.cu"))
+ARCHS = ("sm_75", "sm_80", "sm_90")
+NVCC = shutil.which("nvcc")
+PLANTED = (PKG / "rungs" / "tiled.cu", "sm_90", ("-DPLANT_MISSING_BARRIER",))
+
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not on PATH: "
+                                                     "the offline kernel compile checks need it")
+
+JOBS = [(f, arch, ()) for f in CU_FILES for arch in ARCHS] + [PLANTED]
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+a?)'")
+_PROPS = re.compile(r"Function properties for (\S+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(PKG).as_posix()
+
+
+def _job_id(job) -> str:
+    f, arch, opts = job
+    return f"{_rel(f)}-{arch}" + "".join(opts)
+
+
+def _compile(job, outdir: Path) -> tuple[str, subprocess.CompletedProcess]:
+    """Compile a snapshot of the source, so the checks below see the very text that was compiled."""
+    f, arch, opts = job
+    stem = _job_id(job).replace("/", "_").replace("-D", "_")
+    source = f.read_text()
+    snap = outdir / stem / f.name
+    snap.parent.mkdir()
+    snap.write_text(source)
+    cmd = [NVCC, f"-arch={arch}", "-std=c++17", "-cubin", "-Xptxas", "-v", f"-I{f.parent}", *opts,
+           "-o", str(outdir / f"{stem}.cubin"), str(snap)]
+    return source, subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory) -> dict:
+    """All compilations at once, in parallel (each nvcc is mostly single-threaded)."""
+    outdir = tmp_path_factory.mktemp("cubin")
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        futures = {_job_id(job): pool.submit(_compile, job, outdir) for job in JOBS}
+    return {k: f.result() for k, f in futures.items()}
+
+
+def parse_ptxas(text: str) -> dict[str, dict]:
+    """ptxas -v output -> {entry function: {arch, stack, spill_stores, spill_loads}}."""
+    entries: dict[str, dict] = {}
+    current = None
+    for line in text.splitlines():
+        if m := _ENTRY.search(line):
+            entries[m.group(1)] = {"arch": m.group(2), "stack": None, "spill_stores": None, "spill_loads": None}
+        elif m := _PROPS.search(line):
+            current = m.group(1)
+        elif (m := _FRAME.search(line)) and current in entries:
+            entries[current].update(stack=int(m.group(1)), spill_stores=int(m.group(2)),
+                                    spill_loads=int(m.group(3)))
+            current = None
+    return entries
+
+
+def expected_kernels(source: str) -> tuple[set[str], int]:
+    """extern "C" kernel names (unmangled in the cubin) and the number of entry points."""
+    plain = set(re.findall(r'extern\s+"C"\s+__global__\s+void\s+(\w+)', source))
+    instances = re.findall(r"template\s+__global__\s+void\s+\w+\s*<", source)
+    return plain, len(plain) + len(instances)
+
+
+def _check(compiled: tuple[str, subprocess.CompletedProcess], job) -> None:
+    f, arch, opts = job
+    source, result = compiled
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, f"nvcc {arch} {' '.join(opts)} failed on {_rel(f)}:\n{out}"
+    entries = parse_ptxas(out)
+    plain, count = expected_kernels(source)
+    assert entries, f"ptxas reported no entry functions for {_rel(f)} ({arch}):\n{out}"
+    missing = plain - set(entries)
+    assert not missing, f"{_rel(f)} ({arch}): kernels not compiled: {sorted(missing)}"
+    assert len(entries) == count, f"{_rel(f)} ({arch}): {len(entries)} entry functions, expected {count}: " \
+                                  f"{sorted(entries)}"
+    assert all(e["arch"] == arch for e in entries.values())
+    no_props = [k for k, e in entries.items() if e["stack"] is None]
+    assert not no_props, f"{_rel(f)} ({arch}): no ptxas resource line for {no_props}:\n{out}"
+    spills = [f"{k}: {e['spill_stores']} bytes spill stores, {e['spill_loads']} bytes spill loads"
+              for k, e in entries.items() if e["spill_stores"] or e["spill_loads"]]
+    assert not spills, f"{_rel(f)} ({arch}) spills registers:\n" + "\n".join(spills)
+    stacks = [f"{k}: {e['stack']} bytes stack frame" for k, e in entries.items() if e["stack"]]
+    assert not stacks, f"{_rel(f)} ({arch}) uses a stack frame:\n" + "\n".join(stacks)
+
+
+def test_kernel_sources_found():
+    names = {_rel(f) for f in CU_FILES}
+    assert {"rungs/naive.cu", "rungs/coalesced.cu", "rungs/tiled.cu", "ceilings/copy.cu",
+            "ceilings/fma.cu"} <= names
+
+
+@needs_nvcc
+@pytest.mark.parametrize("job", [j for j in JOBS if j is not PLANTED], ids=_job_id)
+def test_compiles_without_spills(compiled, job):
+    _check(compiled[_job_id(job)], job)
+
+
+@needs_nvcc
+def test_planted_missing_barrier_compiles(compiled):
+    """The GPU tests plant a race with -DPLANT_MISSING_BARRIER; that build must compile too."""
+    _check(compiled[_job_id(PLANTED)], PLANTED)
+    src = PLANTED[0].read_text()
+    assert "PLANT_MISSING_BARRIER" in src
+
+
+def test_parse_ptxas_flags_spills():
+    text = ("ptxas info    : Compiling entry function '_Z1kILi8EEvPf' for 'sm_90'\n"
+            "ptxas info    : Function properties for _Z1kILi8EEvPf\n"
+            "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+            "ptxas info    : Compiling entry function 'plain' for 'sm_90'\n"
+            "ptxas info    : Function properties for plain\n"
+            "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n")
+    e = parse_ptxas(text)
+    assert e["_Z1kILi8EEvPf"] == {"arch": "sm_90", "stack": 16, "spill_stores": 8, "spill_loads": 4}
+    assert e["plain"]["spill_stores"] == 0 and e["plain"]["stack"] == 0
+
+
+def test_every_cu_file_ships_in_the_wheel():
+    """Each .cu must match a package-data glob in pyproject.toml, or the installed
+    package cannot compile it (runtime.read_source raises)."""
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = conf["tool"]["setuptools"]["package-data"]["rooflab"]
+    assert "rungs/*.cu" in patterns and "ceilings/*.cu" in patterns
+    for f in CU_FILES:
+        rel = PurePosixPath(_rel(f))
+        ok = any(rel.match(p) and len(rel.parts) == len(PurePosixPath(p).parts) for p in patterns)
+        assert ok, f"{rel} is not covered by [tool.setuptools.package-data] rooflab = {patterns}"
