@@ -31,7 +31,6 @@ VARIANTS = {
     "copy_scalar": (1, "seed's scalar grid-stride loop"),
     "copy_float4": (4, "float4 (16-byte) grid-stride loop"),
     "copy_float4_unroll<4>": (16, "float4, 4 loads in flight per thread"),
-    "copy_float4_l2pf": (4, "float4, loads with the L2 256-byte prefetch hint"),
 }
 
 

@@ -88,6 +88,16 @@ def detect_device():
     return dev, document_entry(dev)
 
 
+def measure(title: str, **sections) -> dict:
+    """Detect the GPU, then run each section's `fn(device, progress)` in order into one document."""
+    dev, entry = detect_device()
+    doc = new_doc(entry)
+    with progress_status(title) as say:
+        for name, fn in sections.items():
+            doc[name] = fn(dev, say)
+    return doc
+
+
 def new_doc(dev_entry: dict | None) -> dict:
     from rooflab import results  # noqa: PLC0415
 
@@ -176,10 +186,7 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
         cfg.kernels = [x.strip() for x in kernels.split(",") if x.strip()]
     cfg.validate()
     check_out(fmt, out_file)
-    dev, entry = detect_device()
-    doc = new_doc(entry)
-    with progress_status("SGEMM ladder") as say:
-        doc["gemm"] = gemm_mod.run(cfg, dev, say)
+    doc = measure("SGEMM ladder", gemm=lambda dev, say: gemm_mod.run(cfg, dev, say))
     tables = [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
     emit(doc, tables, render_gemm.paragraphs(doc), fmt, out_file)
     if any(not r["passed"] for r in doc["gemm"]["rungs"]):
@@ -210,10 +217,7 @@ def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
                              sweep=not no_sweep)
     cfg.validate()
     check_out(fmt, out_file)
-    dev, entry = detect_device()
-    doc = new_doc(entry)
-    with progress_status("copy bandwidth") as say:
-        doc["bandwidth"] = bw.run(cfg, dev, say)
+    doc = measure("copy bandwidth", bandwidth=lambda dev, say: bw.run(cfg, dev, say))
     emit(doc, bandwidth_tables(doc), bandwidth_paragraphs(doc), fmt, out_file)
 
 
@@ -231,10 +235,7 @@ def flops(reps, target_ms, fmt, out_file):
     cfg = fl.FlopsConfig(reps=reps, target_ms=target_ms)
     cfg.validate()
     check_out(fmt, out_file)
-    dev, entry = detect_device()
-    doc = new_doc(entry)
-    with progress_status("FMA peak") as say:
-        doc["flops"] = fl.run(cfg, dev, say)
+    doc = measure("FMA peak", flops=lambda dev, say: fl.run(cfg, dev, say))
     emit(doc, [flops_table(doc)], flops_paragraphs(doc), fmt, out_file)
 
 
@@ -252,11 +253,8 @@ def profile(with_gemm, n, size, raw_dir, fmt, out_file):
 
     floats = parse_count(size)
     check_out(fmt, out_file)
-    dev, entry = detect_device()
-    doc = new_doc(entry)
-    with progress_status("ncu") as say:
-        doc["profile"] = profiling.run(with_gemm=with_gemm, n=n, size=floats, progress=say,
-                                       raw_dir=raw_dir)
+    doc = measure("ncu", profile=lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=floats,
+                                                                progress=say, raw_dir=raw_dir))
     emit(doc, [profile_table(doc)], [], fmt, out_file)
 
 
@@ -351,12 +349,12 @@ def roofline(from_file, gpu, n, out_png, fmt):
 
         gcfg = gm.GemmConfig(m=n, n=n, k=n)
         gcfg.validate()
-        dev, entry = detect_device()
-        doc = new_doc(entry)
-        with progress_status("measuring") as say:
-            doc["flops"] = fl.run(fl.FlopsConfig(occupancies=((4, 256),), accumulators=(8,)), dev, say)
-            doc["bandwidth"] = bw.run(bw.BandwidthConfig(sweep=False, rounds=1), dev, say)
-            doc["gemm"] = gm.run(gcfg, dev, say)
+        doc = measure(
+            "measuring",
+            flops=lambda dev, say: fl.run(fl.FlopsConfig(occupancies=((4, 256),), accumulators=(8,)), dev, say),
+            bandwidth=lambda dev, say: bw.run(bw.BandwidthConfig(sweep=False, rounds=1), dev, say),
+            gemm=lambda dev, say: gm.run(gcfg, dev, say),
+        )
     rl = placement.roofline(doc)
     png = Path(out_png)
     plot(rl, png_path=png, svg_path=png.with_suffix(".svg"))

@@ -27,33 +27,6 @@ extern "C" __global__ void copy_float4(const float* in, float* out, unsigned lon
     if (t < n) out[t] = in[t];
 }
 
-// float4 whose loads carry the L2::256B prefetch hint (sm_80+): each miss asks DRAM
-// for a whole 256-byte line, longer bursts per row activation. Plain loads before sm_80.
-__device__ __forceinline__ float4 load_l2_256(const float4* p)
-{
-    float4 v;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("ld.global.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-#else
-    v = *p;
-#endif
-    return v;
-}
-
-extern "C" __global__ void copy_float4_l2pf(const float* in, float* out, unsigned long long n)
-{
-    unsigned long long n4 = n / 4;
-    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    const float4* in4 = reinterpret_cast<const float4*>(in);
-    float4* out4 = reinterpret_cast<float4*>(out);
-    for (unsigned long long i = tid; i < n4; i += stride)
-        out4[i] = load_l2_256(in4 + i);
-    unsigned long long t = n4 * 4 + tid;
-    if (t < n) out[t] = in[t];
-}
-
 // float4 with UNROLL independent loads issued before the first store: more bytes
 // in flight per thread, so a grid of a few waves can still cover DRAM latency.
 template <int UNROLL>
