@@ -66,3 +66,13 @@ def test_launch_failure_names_kernel_and_call(device):
     with pytest.raises(KernelError) as exc:
         k.launch((1, 1, 1), (2048, 1, 1), ())  # too many threads per block, and no args
     assert "mm_naive" in str(exc.value) and "cuLaunchKernel" in str(exc.value)
+
+
+def test_l2_flush_between_reps(device):
+    from rooflab.gemm import GemmConfig, run
+
+    sec = run(GemmConfig(m=1024, n=1024, k=1024, reps=3, flush_l2=True, kernels=["tiled32"]), device)
+    rec = sec["rungs"][0]
+    assert rec["passed"] and rec["timing"]["l2_flushed"] and sec["method"]["l2_flushed"]
+    tel = rec["timing"]["telemetry"]
+    assert tel is None or (tel["sm_mhz_start"] > 0 and tel["sm_mhz_end"] > 0)

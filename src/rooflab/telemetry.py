@@ -118,6 +118,8 @@ def summarize(samples: list[dict]) -> dict | None:
         "mem_mhz": stats("mem_mhz"),
         "power_w": stats("power_w"),
         "temp_c": stats("temp_c"),
+        "sm_mhz_start": samples[0]["sm_mhz"],
+        "sm_mhz_end": samples[-1]["sm_mhz"],
         "reasons": names,
         "throttled": is_throttle(names),
     }
