@@ -24,9 +24,10 @@ def rooflab(*args, cwd=None):
                           cwd=cwd, timeout=120)
 
 
-def test_report_from_saved_h200_results(tmp_path):
+@pytest.mark.parametrize("saved", [H200, DATA / "h200_report.json"])
+def test_report_from_saved_h200_results(tmp_path, saved):
     out = tmp_path / "r"
-    p = rooflab("report", "--from", str(H200), "--out", str(out))
+    p = rooflab("report", "--from", str(saved), "--out", str(out))
     assert p.returncode == 0, p.stderr
     names = {f.name for f in out.iterdir()}
     assert {"report.md", "results.json", "roofline.png", "roofline.svg", "gemm.csv", "bandwidth.csv",
