@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from rooflab.device import DeviceInfo
-from rooflab.errors import KernelError, UsageError
+from rooflab.errors import UsageError
 from rooflab.gpu import cuda_call, cupy, synchronize
 from rooflab.rung import cdiv
 from rooflab.runtime import get_kernel
@@ -195,7 +195,7 @@ def summarize(section: dict) -> dict:
         vals = [r["gbs"] for r in runs if r.get("verified")]
         return (statistics.median(vals) if vals else None), vals
 
-    memcpy_gbs, memcpy_vals = med(section["memcpy"])
+    memcpy_gbs, _ = med(section["memcpy"])
     best = None
     table = []
     for row in section["sweep"]:
@@ -209,5 +209,5 @@ def summarize(section: dict) -> dict:
         if verified and g and (best is None or g > best["gbs"]):
             best = entry
     peak = section.get("hbm_peak_bytes_per_s")
-    return {"memcpy_gbs": memcpy_gbs, "memcpy_all": memcpy_vals, "best": best, "table": table,
+    return {"memcpy_gbs": memcpy_gbs, "best": best, "table": table,
             "peak_gbs": peak / 1e9 if peak else None}

@@ -65,13 +65,6 @@ class DeviceInfo:
         d["hbm_peak_bytes_per_s"] = self.hbm_peak_bytes_per_s
         return d
 
-    @classmethod
-    def from_dict(cls, d: dict) -> DeviceInfo:
-        known = {f for f in cls.__dataclass_fields__}
-        kw = {k: v for k, v in d.items() if k in known}
-        kw["cc"] = tuple(kw["cc"])
-        return cls(**kw)
-
 
 def _nvml_max_clocks(pci_bus_id: str) -> tuple[float | None, float | None, str]:
     try:

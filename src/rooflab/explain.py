@@ -60,10 +60,10 @@ def gemm_transitions(doc: dict) -> list[tuple[str, str]]:
         )
         if r < 8:
             text += (
-                f" The time fell far less than 32-fold because the coalesced kernel's repeated loads were already "
-                f"served mostly by the L1 and L2 caches, not DRAM, and because the bottleneck moved: the tiled "
-                f"kernel still computes one output per thread, so each FMA now needs two shared-memory loads, and "
-                f"every tile costs two barriers that stall all 32 warps of the block."
+                " The time fell far less than 32-fold because the coalesced kernel's repeated loads were already "
+                "served mostly by the L1 and L2 caches, not DRAM, and because the bottleneck moved: the tiled "
+                "kernel still computes one output per thread, so each FMA now needs two shared-memory loads, and "
+                "every tile costs two barriers that stall all 32 warps of the block."
             )
             p = _dram_gb(doc, "tiled32")
             if p:

@@ -41,21 +41,11 @@ class Timing:
     def max_ms(self) -> float:
         return max(self.times_ms)
 
-    @property
-    def spread_pct(self) -> float:
-        """(max - min) / median: how much single reps moved."""
-        return 100.0 * (self.max_ms - self.min_ms) / self.median_ms
-
     def to_dict(self) -> dict:
         d = asdict(self)
         d.update(reps=len(self.times_ms), mean_ms=self.mean_ms, median_ms=self.median_ms,
                  min_ms=self.min_ms, max_ms=self.max_ms)
         return d
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Timing:
-        return cls(times_ms=list(d["times_ms"]), warmup=d["warmup"], l2_flushed=d["l2_flushed"],
-                   telemetry=d.get("telemetry"))
 
 
 @functools.cache
