@@ -95,6 +95,10 @@ def measure(title: str, **sections) -> dict:
     with progress_status(title) as say:
         for name, fn in sections.items():
             doc[name] = fn(dev, say)
+    from rooflab.render_telemetry import warnings  # noqa: PLC0415
+
+    for w in warnings(doc):
+        err.print(f"warning: {w}", markup=False, style="yellow")
     return doc
 
 
