@@ -8,6 +8,7 @@ from rooflab.explain_ceilings import bandwidth_paragraphs, flops_paragraphs
 from rooflab.render_ceilings import bandwidth_tables, flops_table, profile_table
 from rooflab.render_specs import device_table, device_tensor_rows, ridge_tables, specs_for, specs_table, tensor_table
 from rooflab.render_telemetry import telemetry_table, warnings
+from rooflab.ridge import seed_ridges, trend_paragraph
 from rooflab.roofline import Roofline
 from rooflab.rungs import BY_NAME
 from rooflab.table import Table
@@ -69,9 +70,9 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
     return tables
 
 
-def markdown(doc: dict, rl: Roofline) -> str:
+def markdown(doc: dict, tables: list[Table]) -> str:
     dev = doc["device"]
-    by_key = {t.key: t for t in all_tables(doc, rl)}
+    by_key = {t.key: t for t in tables}
     spec_only = bool(dev.get("spec_only"))
     md = [f"# rooflab report — {dev['name']}", ""]
     md.append(f"Created {doc['created']} by rooflab {doc['rooflab_version']} (`{doc['command']}`).")
@@ -94,8 +95,8 @@ def markdown(doc: dict, rl: Roofline) -> str:
     md += ["## Peaks from the spec table (P1, P2, P10)", "", by_key["specs"].to_markdown(), by_key["tensor"].to_markdown()]
     if "tensor_device" in by_key:
         md.append(by_key["tensor_device"].to_markdown())
-    ridge_tabs, trend = ridge_tables(None if spec_only else dev)
-    md += ["## Ridge points (P5)", "", _md_tables(ridge_tabs), trend, ""]
+    trend = trend_paragraph(seed_ridges())
+    md += ["## Ridge points (P5)", "", _md_tables([by_key["ridge_seed"], by_key["ridge_all"]]), trend, ""]
     if doc.get("flops"):
         md += ["## FP32 FMA peak (P6, P7)", "", by_key["flops"].to_markdown(), _md_paras(flops_paragraphs(doc))]
     if doc.get("bandwidth"):
@@ -131,8 +132,9 @@ def markdown(doc: dict, rl: Roofline) -> str:
 
 def files(doc: dict, rl: Roofline) -> dict[str, str]:
     """Every text output of a report, by file name."""
-    out = {"report.md": markdown(doc, rl), "results.json": results.dumps(doc)}
-    for t in all_tables(doc, rl):
+    tables = all_tables(doc, rl)
+    out = {"report.md": markdown(doc, tables), "results.json": results.dumps(doc)}
+    for t in tables:
         if t.key:
             out[f"{t.key}.csv"] = t.to_csv()
     return out
