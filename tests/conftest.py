@@ -7,7 +7,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "src"))
 
 
 def _gpu() -> bool:
-    from rooflab.gpu import gpu_available
+    from rooflab.cuda.gpu import gpu_available
 
     return gpu_available()
 

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def device():
-    from rooflab.device import detect
+    from rooflab.cuda.device import detect
 
     return detect()
 
@@ -21,7 +21,7 @@ def test_device_roofs(device):
 
 
 def test_copy_variants_verified_with_tail(device):
-    from rooflab.bandwidth import BandwidthConfig, run, summarize
+    from rooflab.measure.bandwidth import BandwidthConfig, run, summarize
 
     sec = run(BandwidthConfig(n=(1 << 20) + 3, reps=50, rounds=1, blocks=(128, 1024)), device)
     s = summarize(sec)
@@ -32,7 +32,7 @@ def test_copy_variants_verified_with_tail(device):
 
 @pytest.mark.parametrize("acc", [1, 2, 4, 8])
 def test_fma_chain_matches_emulation(device, acc):
-    from rooflab.flops import verify
+    from rooflab.measure.flops import verify
 
     assert verify(acc) <= 1e-5
 

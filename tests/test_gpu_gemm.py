@@ -9,7 +9,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(scope="module")
 def device():
-    from rooflab.device import detect
+    from rooflab.cuda.device import detect
 
     return detect()
 
@@ -17,7 +17,7 @@ def device():
 @pytest.mark.parametrize("shape", [(1, 1, 1), (7, 7, 7), (33, 33, 33), (127, 127, 127), (512, 512, 512),
                                    (1000, 1000, 1000), (100, 37, 129)])
 def test_every_rung_correct(device, shape):
-    from rooflab.gemm import GemmConfig, run
+    from rooflab.measure.gemm import GemmConfig, run
 
     m, n, k = shape
     sec = run(GemmConfig(m=m, n=n, k=k, reps=2, check_n=256), device)
@@ -28,7 +28,7 @@ def test_every_rung_correct(device, shape):
 
 
 def test_timed_size_check_and_determinism(device):
-    from rooflab.gemm import GemmConfig, run
+    from rooflab.measure.gemm import GemmConfig, run
 
     sec = run(GemmConfig(m=700, n=600, k=500, reps=2, check_n=128, kernels=["coalesced", "tiled16", "cublas"]),
               device)
@@ -39,7 +39,7 @@ def test_timed_size_check_and_determinism(device):
 
 
 def test_missing_barrier_is_never_a_pass_with_a_speed(device):
-    from rooflab.gemm import GemmConfig, _Inputs, run_rung
+    from rooflab.measure.gemm import GemmConfig, _Inputs, run_rung
     from rooflab.rungs import TILED32
 
     planted = dataclasses.replace(TILED32, name="tiled32-nobarrier", options=("-DPLANT_MISSING_BARRIER",))
@@ -50,7 +50,7 @@ def test_missing_barrier_is_never_a_pass_with_a_speed(device):
 
 
 def test_cublas_is_pure_fp32(device):
-    from rooflab.gemm import GemmConfig, run
+    from rooflab.measure.gemm import GemmConfig, run
 
     sec = run(GemmConfig(m=2048, n=2048, k=2048, reps=2, kernels=["cublas"]), device)
     rec = sec["rungs"][0]
@@ -59,8 +59,8 @@ def test_cublas_is_pure_fp32(device):
 
 
 def test_launch_failure_names_kernel_and_call(device):
+    from rooflab.cuda.compile import get_kernel
     from rooflab.errors import KernelError
-    from rooflab.runtime import get_kernel
 
     k = get_kernel("rungs/naive.cu", "mm_naive")
     with pytest.raises(KernelError) as exc:
@@ -69,7 +69,7 @@ def test_launch_failure_names_kernel_and_call(device):
 
 
 def test_l2_flush_between_reps(device):
-    from rooflab.gemm import GemmConfig, run
+    from rooflab.measure.gemm import GemmConfig, run
 
     sec = run(GemmConfig(m=1024, n=1024, k=1024, reps=3, flush_l2=True, kernels=["tiled32"]), device)
     rec = sec["rungs"][0]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rooflab import ncu
-from rooflab.ncu import KernelProfile, combine, parse_csv, verdict
+from rooflab.model import ncu
+from rooflab.model.ncu import KernelProfile, combine, parse_csv, verdict
 
 DATA = Path(__file__).parent / "data"
 

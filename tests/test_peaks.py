@@ -1,7 +1,13 @@
 import pytest
 
-from rooflab.peaks import fp32_peak, implied_clock_hz, nominal_tensor_fma, spec_peaks, tensor_arithmetic
-from rooflab.specs import SPECS, find_spec
+from rooflab.model.peaks import (
+    fp32_peak,
+    implied_clock_hz,
+    nominal_tensor_fma,
+    spec_peaks,
+    tensor_arithmetic,
+)
+from rooflab.model.specs import SPECS, find_spec
 
 
 def test_fp32_peak_h100_sxm():

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from rooflab import explain, explain_ceilings, render_ceilings, render_gemm, results
-from rooflab.bandwidth import summarize
+from rooflab import results
 from rooflab.errors import UsageError
-from rooflab.table import Table
+from rooflab.model.ceilings import summarize
+from rooflab.report import ceilings as render_ceilings
+from rooflab.report import explain, explain_ceilings
+from rooflab.report import gemm as render_gemm
+from rooflab.report.table import Table
 
 DATA = Path(__file__).parent / "data"
 LADDER = ["naive", "coalesced", "tiled16", "tiled32", "cublas"]

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from rooflab import cli as cli_mod
-from rooflab import report as report_mod
+from rooflab import lab as report_mod
 from rooflab import results
 
 DATA = Path(__file__).parent / "data"
@@ -115,7 +115,7 @@ def test_compare_two_runs(tmp_path):
 
 
 def test_compare_ratios():
-    from rooflab.compare import compare_tables
+    from rooflab.report.compare import compare_tables
 
     a = results.load(H200)
     b = json.loads(json.dumps(a))

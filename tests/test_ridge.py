@@ -1,7 +1,7 @@
 import pytest
 
 from rooflab.errors import UsageError
-from rooflab.ridge import (
+from rooflab.model.ridge import (
     SCALE_AI,
     all_ridges,
     classify,
@@ -10,7 +10,7 @@ from rooflab.ridge import (
     seed_ridges,
     trend_paragraph,
 )
-from rooflab.specs import SPECS
+from rooflab.model.specs import SPECS
 
 
 def test_ridge_point_units():

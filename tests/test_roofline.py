@@ -8,7 +8,8 @@ from html import unescape
 import pytest
 
 from rooflab.errors import UsageError
-from rooflab.roofline import Point, Roof, Roofline, example, plot
+from rooflab.model.roofline import Point, Roof, Roofline, example
+from rooflab.report.picture import plot
 
 
 def test_example_shape():

@@ -1,8 +1,8 @@
 import pytest
 
-from rooflab.arch import fp32_cores_per_sm
 from rooflab.errors import UsageError
-from rooflab.specs import PRECISIONS, SPECS, find_spec, match_device_name
+from rooflab.model.arch import fp32_cores_per_sm
+from rooflab.model.specs import PRECISIONS, SPECS, find_spec, match_device_name
 
 
 @pytest.mark.parametrize(

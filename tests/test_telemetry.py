@@ -1,4 +1,4 @@
-from rooflab.telemetry import decode_reasons, is_throttle, summarize
+from rooflab.cuda.telemetry import decode_reasons, is_throttle, summarize
 
 
 def test_summary_of_samples():

@@ -12,7 +12,7 @@ from rich.table import Table as RichTable
 
 from rooflab import __version__
 from rooflab.errors import RooflabError, UsageError
-from rooflab.table import Table
+from rooflab.report.table import Table
 
 out = Console(highlight=False, soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -82,7 +82,7 @@ def check_out(fmt: str, out_file: str | None) -> None:
 
 
 def detect_device():
-    from rooflab.device import detect, document_entry  # noqa: PLC0415
+    from rooflab.cuda.device import detect, document_entry  # noqa: PLC0415
 
     dev = detect()
     return dev, document_entry(dev)
@@ -95,7 +95,7 @@ def measure(title: str, **sections) -> dict:
     with progress_status(title) as say:
         for name, fn in sections.items():
             doc[name] = fn(dev, say)
-    from rooflab.render_telemetry import warnings  # noqa: PLC0415
+    from rooflab.report.telemetry import warnings  # noqa: PLC0415
 
     for w in warnings(doc):
         err.print(f"warning: {w}", markup=False, style="yellow")
@@ -155,7 +155,7 @@ def info(fmt):
     if fmt == "json":
         sys.stdout.write(json.dumps(entry, indent=2) + "\n")
         return
-    from rooflab.render_specs import device_table  # noqa: PLC0415
+    from rooflab.report.specs import device_table  # noqa: PLC0415
 
     emit(new_doc(entry), [device_table(entry)], [], fmt, None)
 
@@ -181,8 +181,8 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
     then at the timed size against a GPU float64 product, and run twice to catch
     races. Only then is it timed: one warm-up, --reps launches between CUDA events.
     """
-    from rooflab import gemm as gemm_mod  # noqa: PLC0415
-    from rooflab import render_gemm  # noqa: PLC0415
+    from rooflab.measure import gemm as gemm_mod  # noqa: PLC0415
+    from rooflab.report import gemm as render_gemm  # noqa: PLC0415
 
     cfg = gemm_mod.GemmConfig(m=n if m is None else m, n=n, k=n if k is None else k, reps=reps, check_n=check_n,
                               flush_l2=flush_l2, seed=seed)
@@ -209,9 +209,9 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
 @out_option
 def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
     """Copy bandwidth (P3) and its sensitivity to the launch configuration (P4)."""
-    from rooflab import bandwidth as bw  # noqa: PLC0415
-    from rooflab.explain_ceilings import bandwidth_paragraphs  # noqa: PLC0415
-    from rooflab.render_ceilings import bandwidth_tables  # noqa: PLC0415
+    from rooflab.measure import bandwidth as bw  # noqa: PLC0415
+    from rooflab.report.ceilings import bandwidth_tables  # noqa: PLC0415
+    from rooflab.report.explain_ceilings import bandwidth_paragraphs  # noqa: PLC0415
 
     try:
         block_list = tuple(int(b) for b in blocks.split(","))
@@ -232,9 +232,9 @@ def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
 @out_option
 def flops(reps, target_ms, fmt, out_file):
     """FP32 FMA peak (P6): register-only FMA chains, 1/2/4/8 accumulators."""
-    from rooflab import flops as fl  # noqa: PLC0415
-    from rooflab.explain_ceilings import flops_paragraphs  # noqa: PLC0415
-    from rooflab.render_ceilings import flops_table  # noqa: PLC0415
+    from rooflab.measure import flops as fl  # noqa: PLC0415
+    from rooflab.report.ceilings import flops_table  # noqa: PLC0415
+    from rooflab.report.explain_ceilings import flops_paragraphs  # noqa: PLC0415
 
     cfg = fl.FlopsConfig(reps=reps, target_ms=target_ms)
     cfg.validate()
@@ -252,8 +252,8 @@ def flops(reps, target_ms, fmt, out_file):
 @out_option
 def profile(with_gemm, n, size, raw_dir, fmt, out_file):
     """Nsight Compute (P8): DRAM% and SM% per kernel, and which roof it is against."""
-    from rooflab import profiling  # noqa: PLC0415
-    from rooflab.render_ceilings import profile_table  # noqa: PLC0415
+    from rooflab.measure import profiling  # noqa: PLC0415
+    from rooflab.report.ceilings import profile_table  # noqa: PLC0415
 
     floats = parse_count(size)
     check_out(fmt, out_file)
@@ -287,7 +287,13 @@ def specs(gpu, no_detect, fmt, out_file):
     FLOP/cycle, FLOP/SM/cycle and FMA/SM/cycle. With a GPU present, its own
     attributes are added.
     """
-    from rooflab.render_specs import device_table, device_tensor_rows, specs_for, specs_table, tensor_table  # noqa: PLC0415
+    from rooflab.report.specs import (  # noqa: PLC0415
+        device_table,
+        device_tensor_rows,
+        specs_for,
+        specs_table,
+        tensor_table,
+    )
 
     chosen = specs_for(gpu)
     tables = [specs_table(chosen), tensor_table(chosen)]
@@ -312,7 +318,7 @@ def ridge(no_detect, fmt, out_file):
     precision in the spec table, the present device if there is one, and where the
     scalar×vector kernel y = a·x (0.125 FLOP/byte) falls.
     """
-    from rooflab.render_specs import ridge_tables  # noqa: PLC0415
+    from rooflab.report.specs import ridge_tables  # noqa: PLC0415
 
     entry = None if no_detect else _maybe_device()
     tables, trend = ridge_tables(entry)
@@ -338,18 +344,20 @@ def roofline(from_file, gpu, n, out_png, fmt):
     """
     from pathlib import Path  # noqa: PLC0415
 
-    from rooflab import placement, results  # noqa: PLC0415
-    from rooflab.report import spec_device_entry  # noqa: PLC0415
-    from rooflab.roofline import plot  # noqa: PLC0415
+    from rooflab import results  # noqa: PLC0415
+    from rooflab.lab import spec_device_entry  # noqa: PLC0415
+    from rooflab.model import placement  # noqa: PLC0415
+    from rooflab.report.picture import plot  # noqa: PLC0415
+    from rooflab.report.points import points_table  # noqa: PLC0415
 
     if from_file:
         doc = results.load(from_file)
     elif gpu:
         doc = new_doc(spec_device_entry(gpu))
     else:
-        from rooflab import bandwidth as bw  # noqa: PLC0415
-        from rooflab import flops as fl  # noqa: PLC0415
-        from rooflab import gemm as gm  # noqa: PLC0415
+        from rooflab.measure import bandwidth as bw  # noqa: PLC0415
+        from rooflab.measure import flops as fl  # noqa: PLC0415
+        from rooflab.measure import gemm as gm  # noqa: PLC0415
 
         gcfg = gm.GemmConfig(m=n, n=n, k=n)
         gcfg.validate()
@@ -363,7 +371,7 @@ def roofline(from_file, gpu, n, out_png, fmt):
     png = Path(out_png)
     plot(rl, png_path=png, svg_path=png.with_suffix(".svg"))
     err.print(f"wrote {png} and {png.with_suffix('.svg')}")
-    emit(doc, [placement.points_table(rl)], [], fmt, None)
+    emit(doc, [points_table(rl)], [], fmt, None)
 
 
 @cli.command()
@@ -377,7 +385,7 @@ def compare(a, b, fmt):
     --format json): two GPUs, two dates, two versions.
     """
     from rooflab import results  # noqa: PLC0415
-    from rooflab.compare import compare_tables  # noqa: PLC0415
+    from rooflab.report.compare import compare_tables  # noqa: PLC0415
 
     da, db = results.load(a), results.load(b)
     doc = {"schema_version": results.SCHEMA_VERSION, "compare": {"a": a, "b": b}}
@@ -408,10 +416,10 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
 
-    from rooflab import report as rep  # noqa: PLC0415
+    from rooflab import lab as rep  # noqa: PLC0415
     from rooflab import results  # noqa: PLC0415
     from rooflab.errors import NoGPUError  # noqa: PLC0415
-    from rooflab.render_telemetry import warnings  # noqa: PLC0415
+    from rooflab.report.telemetry import warnings  # noqa: PLC0415
 
     if n < 1:
         raise UsageError(f"--n must be a positive integer, got {n}")
@@ -422,7 +430,7 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
             raise UsageError(f"{from_file}: has no device section to report on")
     else:
         if gpu:
-            from rooflab.specs import find_spec  # noqa: PLC0415
+            from rooflab.model.specs import find_spec  # noqa: PLC0415
 
             find_spec(gpu)  # a bad name fails here, before anything runs
         cfg = rep.ReportConfig(out_dir=out_dir, n=n, quick=quick, profile=not no_profile, gpu=gpu)

@@ -8,8 +8,8 @@ no transposes, and C comes back row-major (ld = N).
 
 import numpy as np
 
-from rooflab.gpu import cuda_call, cupy
-from rooflab.rung import Rung
+from rooflab.cuda.gpu import cuda_call, cupy
+from rooflab.rungs.record import Rung
 
 _DEFAULT_MATH = 0  # CUBLAS_DEFAULT_MATH: FP32 stays FP32 (TF32 would be 3)
 _POINTER_MODE_HOST = 0

@@ -1,4 +1,4 @@
-from rooflab.rung import Rung, cdiv
+from rooflab.rungs.record import Rung, cdiv
 
 RUNG = Rung(
     name="naive",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rooflab.bandwidth import summarize
-from rooflab.ncu import KernelProfile
-from rooflab.table import Table, fmt
+from rooflab.model.ceilings import summarize
+from rooflab.model.ncu import KernelProfile
+from rooflab.report.table import Table, fmt
 
 
 def bandwidth_tables(doc: dict) -> list[Table]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .arch import arch_name
-from .errors import UsageError
+from rooflab.errors import UsageError
+from rooflab.model.arch import arch_name
 
 # Order in which precisions are listed everywhere (widest first).
 PRECISIONS: tuple[str, ...] = ("tf32", "fp16", "bf16", "fp8", "fp4")

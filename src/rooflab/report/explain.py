@@ -4,7 +4,7 @@ every number comes from the results document."""
 
 from __future__ import annotations
 
-from rooflab.render_gemm import _ms, by_kernel, rung_metrics
+from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
 
 
 def _norm(rec: dict) -> float | None:
@@ -22,7 +22,7 @@ def _dram_gb(doc: dict, kernel: str) -> tuple[float, float, float] | None:
 
 def gemm_transitions(doc: dict) -> list[tuple[str, str]]:
     recs = by_kernel(doc["gemm"])
-    naive_ms = _ms(recs["naive"]) if "naive" in recs else None
+    naive_ms = median_ms(recs["naive"]) if "naive" in recs else None
     m = {k: rung_metrics(doc, r, naive_ms) for k, r in recs.items()}
     out: list[tuple[str, str]] = []
 

@@ -1,9 +1,9 @@
-"""Nsight Compute from Python (P8): run a kernel under ncu, parse its CSV, and
-judge it by the speed-of-light rule.
+"""Nsight Compute's output (P8): parse its CSV and judge a kernel by the speed-of-light rule.
+Running ncu lives in rooflab.measure.profiling.
 
 ncu is always run with --clock-control none (the card's clocks are left as they
 are), --profile-from-start off (only the launch between cudaProfilerStart/Stop
-in rooflab.profile_target is profiled) and --csv --page raw (one row per kernel,
+in rooflab.measure.profile_target is profiled) and --csv --page raw (one row per kernel,
 one column per metric; the second row holds the units).
 """
 
@@ -11,13 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import shutil
-import subprocess
-import sys
 from dataclasses import dataclass, field
-
-from rooflab.errors import ToolError
 
 DRAM_PCT = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
 SM_PCT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -142,37 +136,3 @@ def combine(label: str, rows: list[dict]) -> KernelProfile:
             scale = w if "pct" in k else 1.0
             prof.metrics[k] = prof.metrics.get(k, 0.0) + v * scale
     return prof
-
-
-def find_ncu() -> str:
-    path = shutil.which("ncu") or next(
-        (p for p in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu") if os.path.exists(p)), None)
-    if not path:
-        raise ToolError("Nsight Compute (ncu) not found on PATH; install it or skip profiling (--no-profile)")
-    return path
-
-
-def command(label: str, extra: list[str] | None = None, ncu: str | None = None) -> list[str]:
-    return [ncu or find_ncu(), "--clock-control", "none", "--profile-from-start", "off",
-            "--csv", "--page", "raw", "--metrics", ",".join(METRICS),
-            sys.executable, "-m", "rooflab.profile_target", label, *(extra or [])]
-
-
-def profile(label: str, extra: list[str] | None = None, timeout: float = 300) -> tuple[KernelProfile, str]:
-    """Profile one label; returns the profile and ncu's raw stdout (kept for the record)."""
-    cmd = command(label, extra)
-    env = dict(os.environ)
-    env["CUPY_CACHE_SAVE_CUDA_SOURCE"] = "0"
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"ncu on {label} took longer than {timeout:.0f} s") from None
-    out = proc.stdout + proc.stderr
-    if "ERR_NVGPUCTRPERM" in out:
-        raise ToolError("ncu: access to GPU performance counters is denied (ERR_NVGPUCTRPERM); "
-                        "ask an administrator to allow profiling, or use --no-profile")
-    rows = parse_csv(proc.stdout)
-    if proc.returncode != 0 or not rows:
-        tail = " | ".join(ln for ln in out.strip().splitlines()[-3:])
-        raise ToolError(f"ncu on {label} failed (exit {proc.returncode}): {tail}")
-    return combine(label, rows), proc.stdout

@@ -1,7 +1,7 @@
 """What a GEMM rung declares: its kernel, launch geometry, traffic model and story.
 
 Each rung lives in rooflab/rungs/: NAME.cu beside NAME.py, which holds one
-`RUNG = Rung(...)`. The harness (rooflab.gemm) only reads these records.
+`RUNG = Rung(...)`. The harness (rooflab.measure.gemm) only reads these records.
 C (M x N) = A (M x K) * B (K x N), row-major FP32; kernels take (A, B, C, M, N, K).
 """
 

@@ -8,10 +8,9 @@ above the HBM slope: the caches served part of the traffic).
 
 from __future__ import annotations
 
-from rooflab.bandwidth import summarize
-from rooflab.render_gemm import _ms
-from rooflab.roofline import Point, Roof, Roofline
-from rooflab.table import Table, fmt
+from rooflab.model.ceilings import summarize
+from rooflab.model.metrics import median_ms
+from rooflab.model.roofline import Point, Roof, Roofline
 
 FP32_ROOF = "FP32 CUDA cores"
 _TENSOR_ROOFS = ("tf32", "bf16")
@@ -51,7 +50,7 @@ def points(doc: dict) -> list[Point]:
     gm = doc.get("gemm")
     if gm:
         for rec in gm["rungs"]:
-            ms = _ms(rec)
+            ms = median_ms(rec)
             if not ms:
                 continue  # a failed rung has no throughput, so no point
             p = prof.get(rec["kernel"])
@@ -77,19 +76,3 @@ def roofline(doc: dict) -> Roofline:
         measured_bandwidth=measured,
         title=f"{dev['name']} — rooflab, {doc.get('created', '')[:10]}",
     )
-
-
-def points_table(rl: Roofline) -> Table:
-    rows = []
-    for r in rl.rows():
-        rows.append([r["label"], fmt(r["ai"], ".3g") if isinstance(r["ai"], float) else r["ai"], r["ai_source"],
-                     fmt(r["achieved_tflops"], ".2f"), r["roof"], fmt(r["ridge_ai"], ".1f"),
-                     fmt(r["attainable_tflops"], ".2f"), fmt(r["pct_of_attainable"], ".1f", "%"), r["bound"]])
-    notes = [f"HBM slope {rl.bandwidth / 1e12:.2f} TB/s; "
-             + "; ".join(f"{rf.name} {rf.flops / 1e12:,.1f} TFLOP/s (ridge {rl.ridge(rf):.1f} FLOP/B)"
-                         for rf in rl.roofs) + ".",
-             "AI source 'ncu' = FP32 FLOPs / DRAM bytes measured by Nsight Compute; 'model' = the rung's traffic "
-             "model (no cache reuse counted). % of attainable = achieved / min(roof, AI × HBM bandwidth)."]
-    notes += [f"{p.label}: {p.note}" for p in rl.points if p.note]
-    return Table("Roofline points (P9)", ["kernel", "AI FLOP/B", "AI source", "TFLOP/s", "roof", "ridge",
-                                          "attainable", "% of attainable", "bound"], rows, notes, key="roofline")

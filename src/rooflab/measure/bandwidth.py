@@ -9,18 +9,17 @@ how much a figure moves from one round to the next.
 from __future__ import annotations
 
 import datetime as dt
-import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from rooflab.device import DeviceInfo
+from rooflab.cuda.compile import get_kernel
+from rooflab.cuda.device import DeviceInfo
+from rooflab.cuda.gpu import cuda_call, cupy, synchronize
+from rooflab.cuda.timing import time_kernel
 from rooflab.errors import UsageError
-from rooflab.gpu import cuda_call, cupy, synchronize
-from rooflab.rung import cdiv
-from rooflab.runtime import get_kernel
-from rooflab.timing import time_kernel
+from rooflab.rungs.record import cdiv
 
 SOURCE = "ceilings/copy.cu"
 _MAX_THREADS_PER_SM_ATTR = 39  # cudaDevAttrMaxThreadsPerMultiProcessor
@@ -187,27 +186,3 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
         "scale": scale,
         "directions": directions,
     }
-
-
-def summarize(section: dict) -> dict:
-    """Best configuration, memcpy reference and spreads, from a saved section."""
-    def med(runs):
-        vals = [r["gbs"] for r in runs if r.get("verified")]
-        return (statistics.median(vals) if vals else None), vals
-
-    memcpy_gbs, _ = med(section["memcpy"])
-    best = None
-    table = []
-    for row in section["sweep"]:
-        g, vals = med(row["runs"])
-        verified = all(r.get("verified") for r in row["runs"])
-        entry = {**{k: row[k] for k in ("kernel", "block", "grid", "grid_label")}, "gbs": g if verified else None,
-                 "gbs_min": min(vals) if vals and verified else None,
-                 "gbs_max": max(vals) if vals and verified else None,
-                 "verified": verified}
-        table.append(entry)
-        if verified and g and (best is None or g > best["gbs"]):
-            best = entry
-    peak = section.get("hbm_peak_bytes_per_s")
-    return {"memcpy_gbs": memcpy_gbs, "best": best, "table": table,
-            "peak_gbs": peak / 1e9 if peak else None}

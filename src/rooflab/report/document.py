@@ -3,15 +3,25 @@
 
 from __future__ import annotations
 
-from rooflab import placement, render_gemm, results
-from rooflab.explain_ceilings import bandwidth_paragraphs, flops_paragraphs
-from rooflab.render_ceilings import bandwidth_tables, flops_table, profile_table
-from rooflab.render_specs import device_table, device_tensor_rows, ridge_tables, specs_for, specs_table, tensor_table
-from rooflab.render_telemetry import telemetry_table, warnings
-from rooflab.ridge import seed_ridges, trend_paragraph
-from rooflab.roofline import Roofline
+from rooflab import results
+from rooflab.model import placement
+from rooflab.model.ridge import seed_ridges, trend_paragraph
+from rooflab.model.roofline import Roofline
+from rooflab.report import gemm as render_gemm
+from rooflab.report.ceilings import bandwidth_tables, flops_table, profile_table
+from rooflab.report.explain_ceilings import bandwidth_paragraphs, flops_paragraphs
+from rooflab.report.points import points_table
+from rooflab.report.specs import (
+    device_table,
+    device_tensor_rows,
+    ridge_tables,
+    specs_for,
+    specs_table,
+    tensor_table,
+)
+from rooflab.report.table import Table
+from rooflab.report.telemetry import telemetry_table, warnings
 from rooflab.rungs import BY_NAME
-from rooflab.table import Table
 
 # Where each seed requirement lands in report.md (the closing note walks this list).
 DELIVERABLES = [
@@ -63,7 +73,7 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
         tables += [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
     if doc.get("profile"):
         tables.append(profile_table(doc))
-    tables.append(placement.points_table(rl))
+    tables.append(points_table(rl))
     tel = telemetry_table(doc)
     if tel:
         tables.append(tel)

@@ -32,7 +32,7 @@ class ReportConfig:
 
 def spec_device_entry(key: str) -> dict:
     """A device entry built from the spec table alone (no GPU): peaks, no attributes."""
-    from rooflab.specs import find_spec  # noqa: PLC0415
+    from rooflab.model.specs import find_spec  # noqa: PLC0415
 
     s = find_spec(key)
     return {"name": s.name, "spec_key": s.key, "spec_only": True, "cc": list(s.cc), "arch": s.arch,
@@ -70,7 +70,7 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
         step("roofline")
         done("roofline")
         return doc
-    from rooflab.device import detect, document_entry  # noqa: PLC0415
+    from rooflab.cuda.device import detect, document_entry  # noqa: PLC0415
 
     dev = detect()
     doc["device"] = document_entry(dev)
@@ -79,21 +79,21 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
     done("specs")
 
     step("flops")
-    from rooflab import flops  # noqa: PLC0415
+    from rooflab.measure import flops  # noqa: PLC0415
 
     fcfg = flops.FlopsConfig(occupancies=((4, 256), (1, 128)) if cfg.quick else flops.FlopsConfig().occupancies)
     doc["flops"] = flops.run(fcfg, dev, say)
     done("flops")
 
     step("bandwidth")
-    from rooflab import bandwidth  # noqa: PLC0415
+    from rooflab.measure import bandwidth  # noqa: PLC0415
 
     bcfg = bandwidth.BandwidthConfig(sweep=not cfg.quick, rounds=1 if cfg.quick else 2)
     doc["bandwidth"] = bandwidth.run(bcfg, dev, say)
     done("bandwidth")
 
     step("gemm")
-    from rooflab import gemm  # noqa: PLC0415
+    from rooflab.measure import gemm  # noqa: PLC0415
 
     n = min(cfg.n, 2048) if cfg.quick else cfg.n
     doc["gemm"] = gemm.run(gemm.GemmConfig(m=n, n=n, k=n, reps=10 if cfg.quick else 20), dev, say)
@@ -101,7 +101,7 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
 
     step("profile")
     if cfg.profile:
-        from rooflab import profiling  # noqa: PLC0415
+        from rooflab.measure import profiling  # noqa: PLC0415
 
         try:
             doc["profile"] = profiling.run(with_gemm=True, n=n, size=bcfg.n, progress=say)
@@ -117,8 +117,8 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
 
 def write_outputs(doc: dict, out_dir: str) -> list[str]:
     """Write report.md, results.json, one CSV per table, roofline.png/.svg. Returns the names."""
-    from rooflab import render_report  # noqa: PLC0415
-    from rooflab.roofline import plot  # noqa: PLC0415
+    from rooflab.report import document as render_report  # noqa: PLC0415
+    from rooflab.report.picture import plot  # noqa: PLC0415
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rooflab.bandwidth import summarize
+from rooflab.model.ceilings import summarize
 
 
 def bandwidth_paragraphs(doc: dict) -> list[tuple[str, str]]:

@@ -2,7 +2,7 @@
 once between cudaProfilerStart and cudaProfilerStop (ncu runs with
 --profile-from-start off), so input generation and references stay out of the profile.
 
-    python -m rooflab.profile_target copy|copy_scalar|fma|<gemm rung> [--n 4096] [--size FLOATS]
+    python -m rooflab.measure.profile_target copy|copy_scalar|fma|<gemm rung> [--n 4096] [--size FLOATS]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 
 
 def _profiled(cp, launch, label: str) -> None:
-    from rooflab.gpu import synchronize  # noqa: PLC0415
+    from rooflab.cuda.gpu import synchronize  # noqa: PLC0415
 
     launch()  # warm-up and compile outside the profiled range
     synchronize(label)
@@ -25,10 +25,10 @@ def _profiled(cp, launch, label: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rooflab.device import detect  # noqa: PLC0415
-    from rooflab.gpu import cupy  # noqa: PLC0415
-    from rooflab.rung import cdiv  # noqa: PLC0415
-    from rooflab.runtime import get_kernel  # noqa: PLC0415
+    from rooflab.cuda.compile import get_kernel  # noqa: PLC0415
+    from rooflab.cuda.device import detect  # noqa: PLC0415
+    from rooflab.cuda.gpu import cupy  # noqa: PLC0415
+    from rooflab.rungs.record import cdiv  # noqa: PLC0415
 
     ap = argparse.ArgumentParser()
     ap.add_argument("label")
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             k, grid = get_kernel("ceilings/copy.cu", "copy_scalar"), dev.sm_count * 4
         _profiled(cp, lambda: k.launch((grid, 1, 1), (256, 1, 1), (src, out, np.uint64(a.size))), a.label)
     elif a.label == "fma":
-        from rooflab.flops import FMA_PER_CHAIN_PER_ITER, X, Y  # noqa: PLC0415
+        from rooflab.measure.flops import FMA_PER_CHAIN_PER_ITER, X, Y  # noqa: PLC0415
 
         grid, block, acc = dev.sm_count * 4, 256, 8
         iters = 4096
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         _profiled(cp, lambda: k.launch((grid, 1, 1), (block, 1, 1), (out, np.int32(iters), X, Y)), "fma")
         print(f"flops={grid * block * iters * FMA_PER_CHAIN_PER_ITER * acc * 2}")
     else:
-        from rooflab.gemm import prepare  # noqa: PLC0415
+        from rooflab.measure.gemm import prepare  # noqa: PLC0415
         from rooflab.rungs import BY_NAME  # noqa: PLC0415
 
         if a.label not in BY_NAME:

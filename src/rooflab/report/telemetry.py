@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rooflab.bandwidth import summarize
-from rooflab.table import Table
+from rooflab.model.ceilings import summarize
+from rooflab.report.table import Table
 
 
 def _entries(doc: dict) -> list[tuple[str, dict]]:

@@ -14,8 +14,8 @@ import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from rooflab.gpu import cuda_call, cupy, synchronize
-from rooflab.telemetry import Telemetry
+from rooflab.cuda.gpu import cuda_call, cupy, synchronize
+from rooflab.cuda.telemetry import Telemetry
 
 
 @dataclass

@@ -19,14 +19,14 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from rooflab.check import MIXED, POSITIVE, SEED_RTOL, Check, make_check
-from rooflab.device import DeviceInfo
+from rooflab.cuda.compile import get_kernel
+from rooflab.cuda.device import DeviceInfo
+from rooflab.cuda.gpu import cuda_call, cupy, synchronize
+from rooflab.cuda.timing import l2_flusher, time_kernel
 from rooflab.errors import KernelError, UsageError
-from rooflab.gpu import cuda_call, cupy, synchronize
-from rooflab.rung import Rung
+from rooflab.model.check import MIXED, POSITIVE, SEED_RTOL, Check, make_check
 from rooflab.rungs import BY_NAME, LADDER
-from rooflab.runtime import get_kernel
-from rooflab.timing import l2_flusher, time_kernel
+from rooflab.rungs.record import Rung
 
 Progress = Callable[[str], None]
 

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from rooflab.peaks import fp32_peak, spec_peaks, tensor_arithmetic
-from rooflab.ridge import SCALE_AI, all_ridges, classify, present_device_ridges, seed_ridges, trend_paragraph
-from rooflab.specs import SPECS, GpuSpec
-from rooflab.table import Table, fmt
+from rooflab.model.peaks import fp32_peak, spec_peaks, tensor_arithmetic
+from rooflab.model.ridge import (
+    SCALE_AI,
+    all_ridges,
+    classify,
+    present_device_ridges,
+    seed_ridges,
+    trend_paragraph,
+)
+from rooflab.model.specs import SPECS, GpuSpec
+from rooflab.report.table import Table, fmt
 
 
 def device_table(d: dict) -> Table:
@@ -100,6 +107,6 @@ def ridge_tables(device: dict | None = None) -> tuple[list[Table], str]:
 
 
 def specs_for(key: str | None) -> list[GpuSpec]:
-    from rooflab.specs import find_spec  # noqa: PLC0415
+    from rooflab.model.specs import find_spec  # noqa: PLC0415
 
     return [find_spec(key)] if key else list(SPECS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .specs import GpuSpec
+from rooflab.model.specs import GpuSpec
 
 # Dense 16-bit (FP16/BF16, FP32 accumulate) tensor-core FMA per SM per clock, by compute capability.
 # Whitepapers give per-tensor-core or per-SM figures; checked against each published dense rate:

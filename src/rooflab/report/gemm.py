@@ -2,37 +2,9 @@
 
 from __future__ import annotations
 
-from rooflab.check import Check
-from rooflab.table import Table, fmt
-
-
-def _ms(rec: dict) -> float | None:
-    return rec["timing"]["median_ms"] if rec.get("timing") and rec.get("passed") else None
-
-
-def _peak(doc: dict, precision: str) -> float | None:
-    dev = doc.get("device") or {}
-    if precision == "fp32":
-        return dev.get("fp32_peak_flops")
-    return (dev.get("tensor_peaks") or {}).get(precision)
-
-
-def rung_metrics(doc: dict, rec: dict, naive_ms: float | None) -> dict:
-    ms = _ms(rec)
-    gflops = rec["flops"] / (ms * 1e-3) / 1e9 if ms else None
-    peak = _peak(doc, rec.get("precision", "fp32"))
-    return {
-        "ms": ms,
-        "mean_ms": rec["timing"]["mean_ms"] if ms else None,
-        "min_ms": rec["timing"]["min_ms"] if ms else None,
-        "gflops": gflops,
-        "pct_peak": 100.0 * gflops * 1e9 / peak if gflops and peak else None,
-        "speedup": naive_ms / ms if ms and naive_ms else None,
-    }
-
-
-def by_kernel(section: dict) -> dict[str, dict]:
-    return {r["kernel"]: r for r in section["rungs"]}
+from rooflab.model.check import Check
+from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
+from rooflab.report.table import Table, fmt
 
 
 def status(rec: dict) -> str:
@@ -59,7 +31,7 @@ def check_summary(rec: dict) -> str:
 def gemm_table(doc: dict) -> Table:
     section = doc["gemm"]
     recs = by_kernel(section)
-    naive_ms = _ms(recs["naive"]) if "naive" in recs else None
+    naive_ms = median_ms(recs["naive"]) if "naive" in recs else None
     rows = []
     for rec in section["rungs"]:
         mt = rung_metrics(doc, rec, naive_ms)
@@ -108,7 +80,7 @@ def ratios(doc: dict) -> dict[str, float | None]:
     out = {}
     for a, b, _label in RATIOS:
         if a in recs and b in recs:
-            ma, mb = _ms(recs[a]), _ms(recs[b])
+            ma, mb = median_ms(recs[a]), median_ms(recs[b])
             out[f"{a}/{b}"] = ma / mb if ma and mb else None
     return out
 
@@ -121,6 +93,6 @@ def ratio_table(doc: dict) -> Table:
 
 def paragraphs(doc: dict) -> list[tuple[str, str]]:
     """G10: one paragraph per transition, from this run's numbers."""
-    from rooflab.explain import gemm_transitions  # noqa: PLC0415
+    from rooflab.report.explain import gemm_transitions  # noqa: PLC0415
 
     return gemm_transitions(doc)

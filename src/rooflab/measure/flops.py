@@ -15,11 +15,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from rooflab.device import DeviceInfo
+from rooflab.cuda.compile import get_kernel
+from rooflab.cuda.device import DeviceInfo
+from rooflab.cuda.gpu import cupy, synchronize
+from rooflab.cuda.timing import time_kernel
 from rooflab.errors import UsageError
-from rooflab.gpu import cupy, synchronize
-from rooflab.runtime import get_kernel
-from rooflab.timing import time_kernel
 
 SOURCE = "ceilings/fma.cu"
 FMA_PER_CHAIN_PER_ITER = 16  # must match fma.cu

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-from .errors import UsageError
-from .specs import PRECISIONS, SPECS, find_spec
+from rooflab.errors import UsageError
+from rooflab.model.specs import PRECISIONS, SPECS, find_spec
 
 # y[i] = a * x[i]: one multiply per 4 bytes read and 4 bytes written.
 SCALE_AI = 0.125

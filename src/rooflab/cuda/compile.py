@@ -7,8 +7,8 @@ import functools
 from dataclasses import dataclass
 from importlib import resources
 
+from rooflab.cuda.gpu import cuda_call, cupy
 from rooflab.errors import UsageError
-from rooflab.gpu import cuda_call, cupy
 
 
 def read_source(relpath: str) -> str:

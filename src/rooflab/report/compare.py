@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rooflab.bandwidth import summarize
-from rooflab.render_gemm import _ms
-from rooflab.table import Table, fmt
+from rooflab.model.ceilings import summarize
+from rooflab.model.metrics import median_ms
+from rooflab.report.table import Table, fmt
 
 
 def _ceilings(doc: dict) -> dict[str, tuple[float | None, str]]:
@@ -32,7 +32,7 @@ def compare_tables(a: dict, b: dict, name_a: str = "A", name_b: str = "B") -> li
     if ra or rb:
         rows = []
         for k in list(ra) + [k for k in rb if k not in ra]:
-            ma, mb = (_ms(ra[k]) if k in ra else None), (_ms(rb[k]) if k in rb else None)
+            ma, mb = (median_ms(ra[k]) if k in ra else None), (median_ms(rb[k]) if k in rb else None)
             sa = ra.get(k, {}).get("n"), rb.get(k, {}).get("n")
             rows.append([k, f"{sa[0] or '—'} / {sa[1] or '—'}", fmt(ma, ".3f"), fmt(mb, ".3f"),
                          fmt(ma / mb, ".2f", "×") if ma and mb else None])

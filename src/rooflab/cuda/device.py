@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 from dataclasses import asdict, dataclass, field
 
-from rooflab import arch
-from rooflab.gpu import cupy
+from rooflab.cuda.gpu import cupy
+from rooflab.model import arch
 
 # cudaDeviceAttr values (stable across CUDA 11-13)
 _ATTR = {
@@ -107,7 +107,7 @@ def detect(index: int = 0) -> DeviceInfo:
     sources["mem_clock"] = "cudaDevAttrMemoryClockRate"
     if not mem_mhz and nv_mem:
         mem_mhz, sources["mem_clock"] = nv_mem, "NVML max memory clock"
-    sources["fp32_cores_per_sm"] = "rooflab.arch table (CUDA programming guide throughput table)"
+    sources["fp32_cores_per_sm"] = "rooflab.model.arch table (CUDA programming guide throughput table)"
     sources["nvml_max_clocks_mhz"] = {"sm": nv_sm, "mem": nv_mem}
     return DeviceInfo(
         index=index,
@@ -132,7 +132,7 @@ def detect(index: int = 0) -> DeviceInfo:
 def document_entry(dev: DeviceInfo) -> dict:
     """The device as results documents store it: attributes, P1/P3 roofs, and the
     published tensor-core rates of the matching spec-table entry (if any)."""
-    from rooflab.specs import match_device_name  # noqa: PLC0415
+    from rooflab.model.specs import match_device_name  # noqa: PLC0415
 
     d = dev.to_dict()
     spec = match_device_name(dev.name)
