@@ -118,6 +118,20 @@ def parse_count(text: str) -> int:
         raise UsageError(f"not a count: {text!r} (use e.g. 1048576, 256M or 1G)") from None
 
 
+class LadderOption(click.Option):
+    """An option whose help names the ladder's rungs as they are when help is shown (from rooflab.rungs)."""
+
+    def get_help_record(self, ctx):
+        from rooflab import rungs  # noqa: PLC0415
+
+        saved = self.help
+        self.help = (saved or "").replace("{ladder}", ", ".join(rungs.names()))
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.help = saved
+
+
 format_option = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
                              help="table for people; json (the full results document), csv or md for scripts.")
 out_option = click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
@@ -164,8 +178,8 @@ def info(fmt):
 @click.option("--n", "n", type=int, default=4096, show_default=True, help="Square size N (M = N = K).")
 @click.option("--m", "m", type=int, default=None, help="Rows of A and C (default N).")
 @click.option("--k", "k", type=int, default=None, help="Columns of A / rows of B (default N).")
-@click.option("--kernels", default=None, help="Comma-separated rungs: naive,coalesced,tiled16,tiled32,cublas "
-              "(default: all).")
+@click.option("--kernels", default=None, cls=LadderOption,
+              help="Comma-separated rungs, any subset in any order: {ladder} (default: all, in that order).")
 @click.option("--reps", type=int, default=20, show_default=True, help="Timed launches per rung.")
 @click.option("--check-n", type=int, default=512, show_default=True,
               help="Size of the check against a CPU float64 reference.")

@@ -31,3 +31,13 @@ class ToolError(RooflabError):
     """An external tool (ncu, nvcc) is missing or refused."""
 
     exit_code = 4
+
+
+class CompileError(UsageError):
+    """A kernel file that NVRTC refused; `log` holds the compiler's lines."""
+
+    def __init__(self, source: str, log: str):
+        self.source, self.log = source, log
+        errors = sum(1 for ln in log.splitlines() if "error" in ln)
+        super().__init__(f"{source} does not compile ({errors or 'see the'} compiler error"
+                         f"{'s' if errors != 1 else ''} above)")

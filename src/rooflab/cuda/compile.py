@@ -6,13 +6,20 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 from rooflab.cuda.gpu import cuda_call, cupy
-from rooflab.errors import UsageError
+from rooflab.errors import CompileError, KernelError, UsageError
 
 
 def read_source(relpath: str) -> str:
-    """Text of a kernel file inside the package, e.g. 'rungs/naive.cu'."""
+    """Text of a kernel file: inside the package ('rungs/naive.cu') or an absolute path (a user's kernel)."""
+    path = Path(relpath)
+    if path.is_absolute():
+        try:
+            return path.read_text()
+        except OSError as exc:
+            raise UsageError(f"cannot read kernel source {relpath}: {exc.strerror or exc}") from None
     ref = resources.files("rooflab").joinpath(relpath)
     if not ref.is_file():
         raise UsageError(f"kernel source {relpath} is not in the package")
@@ -22,13 +29,17 @@ def read_source(relpath: str) -> str:
 @functools.cache
 def _module(relpath: str, name_expressions: tuple[str, ...], options: tuple[str, ...]):
     cp = cupy()
-    with cuda_call(relpath, "NVRTC compile"):
-        mod = cp.RawModule(
-            code=read_source(relpath),
-            options=("-std=c++17", *options),
-            name_expressions=name_expressions or None,
-        )
-        mod.compile()
+    code = read_source(relpath)
+    try:
+        with cuda_call(relpath, "NVRTC compile"):
+            mod = cp.RawModule(code=code, options=("-std=c++17", *options),
+                               name_expressions=name_expressions or None)
+            mod.compile()
+    except KernelError as exc:
+        if Path(relpath).is_absolute():  # a user's kernel: their compile error is bad input
+            log = getattr(exc.__cause__, "get_message", lambda: exc.detail)()
+            raise CompileError(relpath, str(log)) from None
+        raise
     return mod
 
 
@@ -42,6 +53,12 @@ class Kernel:
     def launch(self, grid, block, args, shared_mem: int = 0) -> None:
         with cuda_call(self.label, "cuLaunchKernel"):
             self.fn(tuple(grid), tuple(block), tuple(args), shared_mem=shared_mem)
+
+    def allow_shared(self, nbytes: int) -> None:
+        """Dynamic shared memory above 48 KB must be opted into per kernel."""
+        if nbytes > 48 * 1024:
+            with cuda_call(self.label, "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)"):
+                self.fn.max_dynamic_shared_size_bytes = nbytes
 
     def resources(self) -> dict:
         """Registers, static shared memory and local (spill) bytes per thread."""

@@ -1,34 +1,49 @@
-"""The SGEMM ladder harness, one straight path per rung:
-select -> compile -> check -> time -> record. Rendering lives in rooflab.render.
+"""The GEMM harness, one straight path per rung: select -> compile -> check -> time -> record.
+The built-in ladder and a user's kernel (rooflab.api) go through the same path.
 
-Checks, in order (any failure stops the rung: no time is ever taken for it):
+Checks, in order (any failure stops the rung: no time is ever taken for it). Every checked
+output is poisoned with NaN and sits between two guard zones of sentinel words:
 1. at the check size (default 512) against a CPU float64 reference: the seed's
    max-relative check on [0,1) inputs, and the normwise check on [-1,1) inputs;
-2. at the timed size against a GPU float64 product, normwise, [-1,1) inputs —
-   a missing barrier can pass at small sizes and fail only here;
-3. the timed-size run repeated: the two outputs must be bitwise identical
-   (these kernels have a fixed summation order, so a difference means a race).
+2. at the timed size against a GPU float64 product, normwise, [-1,1) inputs
+   (skipped when the timed size is the check size) -- a missing barrier can pass at
+   small sizes and fail only here;
+3. guard zones after every checked run: a write outside C fails the rung;
+4. determinism at the timed size: three runs in a row, then concurrent replicas on
+   separate streams (blocks of different launches share SMs, so warps drift apart and a
+   missing barrier shows), all bitwise identical to the first run.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from rooflab import rungs
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
-from rooflab.cuda.timing import l2_flusher, time_kernel
+from rooflab.cuda.timing import l2_flusher, time_launches
 from rooflab.errors import KernelError, UsageError
+from rooflab.measure.guards import Guarded
 from rooflab.model.check import MIXED, POSITIVE, SEED_RTOL, Check, make_check
-from rooflab.rungs import BY_NAME, LADDER
 from rooflab.rungs.record import Rung
 
 Progress = Callable[[str], None]
+INT_MAX = 2**31 - 1  # kernels take int sizes
+SEQUENTIAL_RUNS = 3
+REPLICA_BYTES = 1 << 30  # memory the concurrent replicas may take together
+
+CHECKS_TEXT = (
+    "the seed's max-relative check on [0,1) inputs and a normwise check on [-1,1) inputs at the check size "
+    "against a CPU float64 product; a normwise check at the timed size against a GPU float64 product; guard "
+    "zones around C after every checked run; three runs plus concurrent replicas bitwise identical"
+)
 
 
 @dataclass
@@ -36,39 +51,74 @@ class GemmConfig:
     m: int = 4096
     n: int = 4096
     k: int = 4096
-    kernels: list[str] = field(default_factory=lambda: [r.name for r in LADDER])
+    kernels: list[str] = field(default_factory=rungs.names)
     reps: int = 20
     warmup: int = 1
     check_n: int = 512
     flush_l2: bool = False
     seed: int | None = None
+    timing: str = "events"  # "events" (a pair per launch), "batched" (many launches per pair), "auto"
+    replicas: int = 4  # concurrent copies in the determinism check
 
-    def validate(self) -> None:
+    def validate(self, known: list[str] | None = None) -> None:
         for name, v in (("N", self.n), ("M", self.m), ("K", self.k), ("check size", self.check_n)):
-            if v < 1:
+            if not isinstance(v, int) or v < 1:
                 raise UsageError(f"{name} must be a positive integer, got {v}")
+            if v > INT_MAX:
+                raise UsageError(f"{name}={v} is more than the kernels' int index allows ({INT_MAX})")
         if self.reps < 1:
             raise UsageError(f"--reps must be at least 1, got {self.reps}")
-        unknown = [k for k in self.kernels if k not in BY_NAME]
+        if self.timing not in ("events", "batched", "auto"):
+            raise UsageError(f"timing must be events, batched or auto, got {self.timing!r}")
+        if not self.kernels:
+            raise UsageError("no kernels given; choose from " + ", ".join(rungs.names()))
+        known = rungs.names() if known is None else known
+        unknown = [k for k in self.kernels if k not in known]
         if unknown:
-            raise UsageError(f"unknown kernel(s) {', '.join(unknown)}; choose from {', '.join(BY_NAME)}")
+            raise UsageError(f"unknown kernel(s) {', '.join(unknown)}; choose from {', '.join(known)}")
 
 
-def select(names: list[str]) -> list[Rung]:
-    return [BY_NAME[n] for n in names]
+def bytes_needed(m: int, n: int, k: int) -> int:
+    """Device memory for one run: A, B, C, the float64 product and the float64 copies it is made from."""
+    return 4 * (m * k + k * n + m * n) + 8 * (m * n + m * k + k * n)
 
 
-def prepare(rung: Rung, m: int, n: int, k: int, options: tuple[str, ...] = ()):
-    """Compile (cached) and return launch(a, b, c) for one problem shape."""
+def check_fits(cfg: GemmConfig, device: DeviceInfo) -> None:
+    need = bytes_needed(cfg.m, cfg.n, cfg.k)
+    have = device.memory_bytes
+    if have and need > 0.9 * have:
+        size = f"N={cfg.n}" if cfg.m == cfg.n == cfg.k else f"{cfg.m}×{cfg.n}×{cfg.k}"
+        raise UsageError(f"{size} needs {_human(need)} (A, B, C and the float64 reference); this GPU has "
+                         f"{_human(have)}")
+
+
+def _human(b: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if b >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.0f} bytes"
+
+
+def _resolve(launcher):
+    if callable(launcher):
+        return launcher
+    module, _, name = launcher.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def prepare(rung: Rung, m: int, n: int, k: int):
+    """Compile (cached) and return launch(a, b, c) for one problem shape, and what to record of it."""
     if rung.launcher is not None:
-        return rung.launcher(m, n, k), {"library": "cuBLAS"}
-    kern = get_kernel(rung.source, rung.kernel, options=rung.options + tuple(options), label=rung.name)
-    grid, block = rung.grid(m, n, k), rung.block
+        make = _resolve(rung.launcher)
+        return make(m, n, k), {"library": rung.launcher if isinstance(rung.launcher, str) else rung.name}
+    kern = get_kernel(rung.source, rung.kernel, options=rung.options, label=rung.name)
+    kern.allow_shared(rung.shared_mem)
+    grid, block, smem = tuple(rung.grid(m, n, k)), tuple(rung.block), rung.shared_mem
 
     def launch(a, b, c):
-        kern.launch(grid, block, (a, b, c, np.int32(m), np.int32(n), np.int32(k)))
+        kern.launch(grid, block, (a, b, c, np.int32(m), np.int32(n), np.int32(k)), shared_mem=smem)
 
-    info = {"grid": list(grid), "block": list(block), **kern.resources()}
+    info = {"grid": list(grid), "block": list(block), "dynamic_shared_bytes": smem, **kern.resources()}
     return launch, info
 
 
@@ -88,19 +138,54 @@ class _Inputs:
             ref = cp.asarray(a.astype(np.float64) @ b.astype(np.float64))
             self.small.append((label, cp.asarray(a), cp.asarray(b), ref))
         m, n, k = cfg.m, cfg.n, cfg.k
-        with cuda_call("inputs", "curand uniform / float64 reference GEMM"):
-            rs = cp.random.RandomState(seed + 1)
-            self.a = rs.uniform(-1.0, 1.0, (m, k), dtype=cp.float32)
-            self.b = rs.uniform(-1.0, 1.0, (k, n), dtype=cp.float32)
-            self.ref = self.a.astype(cp.float64) @ self.b.astype(cp.float64)
-            self.c = cp.empty((m, n), dtype=cp.float32)
-            synchronize("float64 reference")
+        if (m, n, k) == self.check_shape:  # the timed size is the check size: reuse its [-1,1) inputs
+            _, self.a, self.b, self.ref = self.small[1]
+        else:
+            with cuda_call("inputs", "curand uniform / float64 reference GEMM"):
+                rs = cp.random.RandomState(seed + 1)
+                self.a = rs.uniform(-1.0, 1.0, (m, k), dtype=cp.float32)
+                self.b = rs.uniform(-1.0, 1.0, (k, n), dtype=cp.float32)
+                self.ref = self.a.astype(cp.float64) @ self.b.astype(cp.float64)
+                synchronize("float64 reference")
+        self.c = Guarded((m, n))
 
 
-def _checked_run(launch, a, b, c, label: str):
-    c.fill(np.nan)
-    launch(a, b, c)
+def _checked_run(launch, a, b, out: Guarded, label: str) -> int:
+    """Poison, launch, wait; returns how many guard words the kernel wrote."""
+    out.poison()
+    launch(a, b, out.array)
     synchronize(label)
+    return out.touched()
+
+
+def _guard_check(touched: int, shape) -> Check:
+    return Check("guard zones", tuple(shape), "", "sentinel", float(touched), 0.0, touched == 0)
+
+
+def _determinism(launch, inp: _Inputs, rung: Rung, shape) -> Check:
+    """Three runs in a row, then replicas at once on their own streams, all equal to the first."""
+    cp = cupy()
+    first = inp.c.array.copy()
+    differ = 0
+    for _ in range(SEQUENTIAL_RUNS - 1):
+        touched = _checked_run(launch, inp.a, inp.b, inp.c, rung.name)
+        differ += int(cp.count_nonzero(first.view(cp.uint32) != inp.c.array.view(cp.uint32))) + touched
+    count = max(0, min(inp.cfg.replicas, REPLICA_BYTES // max(1, 4 * shape[0] * shape[1])))
+    outs = [Guarded(inp.c.shape) for _ in range(count)]
+    streams = [cp.cuda.Stream(non_blocking=True) for _ in outs]
+    for out in outs:
+        out.poison()
+    synchronize(rung.name)
+    for out, stream in zip(outs, streams):
+        with stream:
+            launch(inp.a, inp.b, out.array)
+    for stream in streams:
+        with cuda_call(rung.name, "cudaStreamSynchronize (replicas)"):
+            stream.synchronize()
+    for out in outs:
+        differ += int(cp.count_nonzero(first.view(cp.uint32) != out.array.view(cp.uint32))) + out.touched()
+    runs = f"{SEQUENTIAL_RUNS} runs + {count} concurrent"
+    return Check("deterministic", tuple(shape), MIXED, runs, float(differ), 0.0, differ == 0)
 
 
 def check_rung(rung: Rung, inp: _Inputs) -> list[Check]:
@@ -109,45 +194,47 @@ def check_rung(rung: Rung, inp: _Inputs) -> list[Check]:
     checks: list[Check] = []
     cm, cn, ck = inp.check_shape
     launch, _ = prepare(rung, cm, cn, ck)
+    small_out = Guarded((cm, cn))
     for label, a, b, ref in inp.small:
-        c = cp.empty((cm, cn), dtype=cp.float32)
-        _checked_run(launch, a, b, c, rung.name)
+        touched = _checked_run(launch, a, b, small_out, rung.name)
         names = ["seed max-rel", "normwise"] if label == POSITIVE else ["normwise"]
         for name in names:
             tol = SEED_RTOL if name == "seed max-rel" else rung.normwise_tol
-            checks.append(make_check(name, cp, c, ref, shape=inp.check_shape, inputs=label,
+            checks.append(make_check(name, cp, small_out.array, ref, shape=inp.check_shape, inputs=label,
                                      reference="CPU float64", tol=tol))
+        checks.append(_guard_check(touched, inp.check_shape))
         if not all(ch.passed for ch in checks):
             return checks
     shape = (inp.cfg.m, inp.cfg.n, inp.cfg.k)
-    if shape == inp.check_shape:
-        return checks  # the timed size is the check size: already covered
     launch, _ = prepare(rung, *shape)
-    _checked_run(launch, inp.a, inp.b, inp.c, rung.name)
-    checks.append(make_check("normwise", cp, inp.c, inp.ref, shape=shape, inputs=MIXED,
-                             reference="GPU float64", tol=rung.normwise_tol))
-    if not checks[-1].passed:
-        return checks
-    first = inp.c.copy()
-    _checked_run(launch, inp.a, inp.b, inp.c, rung.name)
-    same = bool(cp.array_equal(first, inp.c))
-    checks.append(Check("deterministic", shape, MIXED, "previous run", 0.0 if same else 1.0, 0.0, same))
+    touched = _checked_run(launch, inp.a, inp.b, inp.c, rung.name)
+    if shape != inp.check_shape:
+        checks.append(make_check("normwise", cp, inp.c.array, inp.ref, shape=shape, inputs=MIXED,
+                                 reference="GPU float64", tol=rung.normwise_tol))
+        checks.append(_guard_check(touched, shape))
+        if not all(ch.passed for ch in checks[-2:]):
+            return checks
+    checks.append(_determinism(launch, inp, rung, shape))
     return checks
+
+
+def rung_record(rung: Rung, cfg: GemmConfig, device: DeviceInfo) -> dict:
+    m, n, k = cfg.m, cfg.n, cfg.k
+    return {
+        "kernel": rung.name, "title": rung.title, "stage": rung.stage, "precision": rung.precision,
+        "explain": rung.explain, "device": device.name, "m": m, "n": n, "k": k, "flops": rung.flops(m, n, k),
+        "model": rung.model(m, n, k), "launch": None, "checks": [], "passed": False, "error": None,
+        "timing": None,
+    }
 
 
 def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | None = None) -> dict:
     cfg = inp.cfg
-    m, n, k = cfg.m, cfg.n, cfg.k
-    rec = {
-        "kernel": rung.name, "title": rung.title, "stage": rung.stage, "precision": rung.precision,
-        "device": device.name, "m": m, "n": n, "k": k, "flops": rung.flops(m, n, k),
-        "model": rung.model(m, n, k), "launch": None, "checks": [], "passed": False,
-        "error": None, "timing": None,
-    }
+    rec = rung_record(rung, cfg, device)
     say = progress or (lambda _msg: None)
     try:
         say(f"{rung.name}: compile")
-        launch, rec["launch"] = prepare(rung, m, n, k)
+        launch, rec["launch"] = prepare(rung, cfg.m, cfg.n, cfg.k)
         say(f"{rung.name}: check")
         checks = check_rung(rung, inp)
         rec["checks"] = [c.to_dict() for c in checks]
@@ -156,8 +243,9 @@ def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | 
             return rec
         say(f"{rung.name}: time {cfg.reps} reps")
         flush = l2_flusher(device.l2_bytes) if cfg.flush_l2 else None
-        timing = time_kernel(lambda: launch(inp.a, inp.b, inp.c), label=rung.name, reps=cfg.reps,
-                             warmup=cfg.warmup, flush=flush, pci_bus_id=device.pci_bus_id)
+        c = inp.c.array
+        timing = time_launches(lambda: launch(inp.a, inp.b, c), label=rung.name, reps=cfg.reps,
+                               warmup=cfg.warmup, flush=flush, pci_bus_id=device.pci_bus_id, method=cfg.timing)
         rec["timing"] = timing.to_dict()
     except KernelError as exc:
         rec["error"] = str(exc)
@@ -165,25 +253,29 @@ def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | 
     return rec
 
 
-def run(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = None) -> dict:
-    """Run the selected rungs; returns the 'gemm' section of a results document."""
-    cfg.validate()
+def run(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = None,
+        extra: list[Rung] | None = None) -> dict:
+    """Run the selected rungs (and `extra` records: a user's kernels); the 'gemm' section of a document."""
+    extra = list(extra or [])
+    cfg.validate(known=rungs.names() + [r.name for r in extra])
+    check_fits(cfg, device)
     seed = cfg.seed if cfg.seed is not None else random.SystemRandom().randrange(2**31)
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     if progress:
         progress("inputs and float64 references")
     inp = _Inputs(cfg, seed)
-    rungs = [run_rung(r, inp, device, progress) for r in select(cfg.kernels)]
+    table = {**rungs.by_name(), **{r.name: r for r in extra}}
+    recs = [run_rung(table[name], inp, device, progress) for name in cfg.kernels]
     return {
         "config": {**asdict(cfg), "seed": seed},
         "method": {
-            "timer": "CUDA events around each launch, same stream, no host sync between reps",
+            "timer": "CUDA events around each launch, same stream, no host sync between reps"
+            if cfg.timing == "events" else f"CUDA events, timing method {cfg.timing!r} (see each rung's timing)",
             "warmup": cfg.warmup, "reps": cfg.reps, "l2_flushed": cfg.flush_l2,
             "statistic": "median (mean and min also reported)",
-            "checks": "seed max-rel on [0,1) + normwise on [-1,1) at the check size vs CPU float64; "
-                      "normwise at the timed size vs GPU float64; bitwise determinism of two runs",
+            "checks": CHECKS_TEXT,
         },
         "started": started,
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "rungs": rungs,
+        "rungs": recs,
     }

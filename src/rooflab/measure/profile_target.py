@@ -56,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"flops={grid * block * iters * FMA_PER_CHAIN_PER_ITER * acc * 2}")
     else:
         from rooflab.measure.gemm import prepare  # noqa: PLC0415
-        from rooflab.rungs import BY_NAME  # noqa: PLC0415
+        from rooflab import rungs  # noqa: PLC0415
 
-        if a.label not in BY_NAME:
+        if rungs.get(a.label) is None:
             print(f"unknown profile target {a.label}", file=sys.stderr)
             return 2
         n = a.n
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         A = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
         B = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
         C = cp.empty((n, n), dtype=cp.float32)
-        launch, _ = prepare(BY_NAME[a.label], n, n, n)
+        launch, _ = prepare(rungs.get(a.label), n, n, n)
         _profiled(cp, lambda: launch(A, B, C), a.label)
     return 0
 

@@ -23,7 +23,7 @@ MIXED = "uniform [-1,1)"
 
 @dataclass
 class Check:
-    name: str  # "seed max-rel" | "normwise" | "deterministic"
+    name: str  # "seed max-rel" | "normwise" | "guard zones" | "deterministic"
     shape: tuple[int, int, int]
     inputs: str
     reference: str  # "CPU float64" | "GPU float64"
@@ -38,7 +38,14 @@ class Check:
         if self.name == "seed max-rel":
             text = f"max relative error = {self.value:.3e} (tolerance {self.tol:.1e})"
         elif self.name == "deterministic":
-            text = "two runs bitwise identical" if self.passed else "two runs DIFFER (race?)"
+            runs = self.reference  # e.g. "3 runs + 4 concurrent"
+            text = (f"{runs} bitwise identical" if self.passed
+                    else f"{runs}: {self.value:.0f} elements DIFFER between runs (a race?)")
+            return f"{self.name} @ {size}, {self.inputs}: {text}"
+        elif self.name == "guard zones":
+            text = ("nothing written outside C" if self.passed
+                    else f"wrote {self.value:.0f} elements outside C")
+            return f"{self.name} @ {size}: {text}"
         else:
             text = f"normwise error = {self.value:.3e} (tolerance {self.tol:.1e})"
         extra = f", {self.unwritten} elements never written" if self.unwritten else ""

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from rooflab import results
+from rooflab import results, rungs
 from rooflab.model import placement
 from rooflab.model.ridge import seed_ridges, trend_paragraph
 from rooflab.model.roofline import Roofline
@@ -21,7 +21,6 @@ from rooflab.report.specs import (
 )
 from rooflab.report.table import Table
 from rooflab.report.telemetry import telemetry_table, warnings
-from rooflab.rungs import BY_NAME
 
 # Where each seed requirement lands in report.md (the closing note walks this list).
 DELIVERABLES = [
@@ -117,9 +116,10 @@ def markdown(doc: dict, tables: list[Table]) -> str:
                "### What changed at each step (G10)", "", _md_paras(render_gemm.paragraphs(doc)),
                "### The rungs", ""]
         for rec in doc["gemm"]["rungs"]:
-            rung = BY_NAME.get(rec["kernel"])
-            if rung:
-                md.append(f"- **{rec['title']}** ({rung.stage}): {rung.explain}")
+            rung = rungs.get(rec["kernel"])
+            explain = rec.get("explain") or (rung.explain if rung else "")
+            if explain:
+                md.append(f"- **{rec['title']}** ({rec.get('stage', '')}): {explain}")
         md += ["", "### Checks", "", by_key["checks"].to_markdown()]
     if doc.get("profile"):
         md += ["## Nsight Compute (P8)", "", f"`{doc['profile']['command']}` — {doc['profile']['ncu_version']}", "",

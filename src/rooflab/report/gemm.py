@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rooflab import rungs
 from rooflab.model.check import Check
 from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
 from rooflab.report.table import Table, fmt
@@ -62,23 +63,16 @@ def check_table(doc: dict) -> Table:
     return Table("Checks (G1, G2)", ["kernel", "check", "result"], rows, key="checks")
 
 
-# (numerator rung, denominator rung, label): the ratios the seed asks for, then G12's
-RATIOS = [
-    ("naive", "coalesced", "time_naive / time_coalesced (G6)"),
-    ("coalesced", "tiled32", "time_coalesced / time_tiled(TILE=32)"),
-    ("tiled16", "tiled32", "time_tiled(16) / time_tiled(32) (G7)"),
-    ("tiled32", "cublas", "time_tiled(32) / time_cuBLAS (G8)"),
-    ("naive", "cublas", "time_naive / time_cuBLAS"),
-    ("tiled32", "regtile", "time_tiled(32) / time_register-tiled (G12)"),
-    ("regtile", "cublas", "time_register-tiled / time_cuBLAS (G12)"),
-]
+def ratio_specs() -> list[tuple[str, str, str]]:
+    """(numerator rung, denominator rung, label) from the rung records, in ladder order."""
+    return [(other, r.name, label) for r in rungs.LADDER for other, label in r.ratios]
 
 
 def ratios(doc: dict) -> dict[str, float | None]:
     """'a/b' -> time_a / time_b for every pair whose rungs are in the run (None if one failed)."""
     recs = by_kernel(doc["gemm"])
     out = {}
-    for a, b, _label in RATIOS:
+    for a, b, _label in ratio_specs():
         if a in recs and b in recs:
             ma, mb = median_ms(recs[a]), median_ms(recs[b])
             out[f"{a}/{b}"] = ma / mb if ma and mb else None
@@ -87,7 +81,7 @@ def ratios(doc: dict) -> dict[str, float | None]:
 
 def ratio_table(doc: dict) -> Table:
     r = ratios(doc)
-    rows = [[label, fmt(r[f"{a}/{b}"], ".2f", "×")] for a, b, label in RATIOS if f"{a}/{b}" in r]
+    rows = [[label, fmt(r[f"{a}/{b}"], ".2f", "×")] for a, b, label in ratio_specs() if f"{a}/{b}" in r]
     return Table("Ratios the seed asks for", ["ratio", "this run"], rows, key="ratios")
 
 

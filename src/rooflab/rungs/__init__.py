@@ -1,4 +1,5 @@
-"""The SGEMM ladder, in order. Each rung: NAME.cu (the kernel) beside NAME.py (its record)."""
+"""The SGEMM ladder, in order: the one registry every list, help text, ratio and paragraph
+derives from. Each rung: NAME.cu (the kernel) beside NAME.py (its record)."""
 
 from rooflab.rungs.coalesced import RUNG as COALESCED
 from rooflab.rungs.cublas import RUNG as CUBLAS
@@ -7,5 +8,17 @@ from rooflab.rungs.record import Rung
 from rooflab.rungs.regtile import RUNG as REGTILE
 from rooflab.rungs.tiled import TILED16, TILED32
 
-LADDER: tuple[Rung, ...] = (NAIVE, COALESCED, TILED16, TILED32, REGTILE, CUBLAS)
-BY_NAME: dict[str, Rung] = {r.name: r for r in LADDER}
+LADDER: list[Rung] = [NAIVE, COALESCED, TILED16, TILED32, REGTILE, CUBLAS]
+
+
+def by_name() -> dict[str, Rung]:
+    """name -> record, read from LADDER at call time (so a rung added to it is seen everywhere)."""
+    return {r.name: r for r in LADDER}
+
+
+def names() -> list[str]:
+    return [r.name for r in LADDER]
+
+
+def get(name: str) -> Rung | None:
+    return by_name().get(name)

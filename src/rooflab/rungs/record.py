@@ -1,20 +1,59 @@
 """What a GEMM rung declares: its kernel, launch geometry, traffic model and story.
 
 Each rung lives in rooflab/rungs/: NAME.cu beside NAME.py, which holds one
-`RUNG = Rung(...)`. The harness (rooflab.measure.gemm) only reads these records.
+`RUNG = Rung(...)`. Everything else derives from these records: the harness
+(rooflab.measure.gemm) launches and checks them, the CLI's help lists them, the
+ratio table and the transition paragraphs (G10) are computed from them.
 C (M x N) = A (M x K) * B (K x N), row-major FP32; kernels take (A, B, C, M, N, K).
+
+Records are pure data (no CUDA import), so the renderers may read them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 Grid = Callable[[int, int, int], tuple[int, int, int]]
 
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Step:
+    """Two rungs of one run, as a transition paragraph sees them.
+
+    `prev` and `this` are the rungs' figures (rooflab.model.metrics.rung_metrics: ms,
+    gflops, pct_peak, speedup), `prev_rec`/`this_rec` their records in the results
+    document (model, flops, checks), `profile` Nsight Compute's figures per rung
+    label (dram_gb, dram_pct, sm_pct) where the run was profiled.
+    """
+
+    prev: dict
+    this: dict
+    prev_rec: dict
+    this_rec: dict
+    profile: dict = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float:
+        """time(prev) / time(this): how many times faster this rung ran."""
+        return self.prev["ms"] / self.this["ms"]
+
+    def ncu(self, which: str = "this") -> dict | None:
+        rec = self.this_rec if which == "this" else self.prev_rec
+        return self.profile.get(rec["kernel"])
+
+    def norm(self, which: str = "this") -> float | None:
+        rec = self.this_rec if which == "this" else self.prev_rec
+        vals = [c["value"] for c in rec.get("checks", []) if c["name"] == "normwise"]
+        return vals[-1] if vals else None
+
+
+Transition = Callable[[Step], str]
 
 
 @dataclass(frozen=True)
@@ -27,17 +66,33 @@ class Rung:
     # load per multiply-add; 2/TILE when each staged element serves TILE FMAs).
     # None means "compulsory traffic only" (each matrix moved once: cuBLAS).
     loads_per_fma: float | None
-    source: str | None = None  # kernel file inside the package, e.g. "rungs/naive.cu"
+    # kernel file: inside the package ("rungs/naive.cu") or an absolute path (a user's kernel)
+    source: str | None = None
     kernel: str | None = None  # function or template instance, e.g. "mm_tiled<32>"
     block: tuple[int, int, int] = (16, 16, 1)
     grid: Grid | None = None
     precision: str = "fp32"  # which roof judges it: "fp32" CUDA cores, "tf32", "bf16" tensor cores
     normwise_tol: float = 1e-5  # FP32 accumulation over K=4096 lands near 1e-6
-    launcher: Callable | None = None  # custom (library) rungs: make_launch(m, n, k) -> launch(a, b, c)
+    # library rungs: "module:function" whose function(m, n, k) returns launch(a, b, c);
+    # a string so that this record stays free of CUDA imports
+    launcher: str | None = None
     options: tuple[str, ...] = ()
+    shared_mem: int = 0  # dynamic shared memory per block, bytes
+    # the paragraphs (G10) for steps from an earlier rung to this one, from the run's
+    # numbers: (earlier rung, heading, function). Shown when both rungs passed.
+    paragraphs: tuple[tuple[str, str, Transition], ...] = ()
+    # ratios the seed asks for, time(other) / time(this): (other rung, label)
+    ratios: tuple[tuple[str, str], ...] = ()
 
     def flops(self, m: int, n: int, k: int) -> float:
         return 2.0 * m * n * k
+
+    def source_path(self) -> Path | None:
+        """The kernel file, for compilation checks (package files resolve inside the package)."""
+        if self.source is None:
+            return None
+        p = Path(self.source)
+        return p if p.is_absolute() else Path(__file__).resolve().parents[1] / p
 
     def model(self, m: int, n: int, k: int) -> dict:
         """Modelled global-memory traffic and arithmetic intensity."""

@@ -1,0 +1,112 @@
+"""Everything about a rung derives from its record: ratios, paragraphs, help, the compile check.
+
+Any subset of rungs, in any order, renders (issue 7, item 1); a rung added to the ladder in a
+test (a record plus a .cu in a temporary folder) shows up everywhere with no other edit.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rooflab import rungs
+from rooflab.report import document, explain
+from rooflab.report import gemm as render_gemm
+from rooflab.rungs.record import Rung, Step, cdiv
+
+DATA = Path(__file__).parent / "data"
+NAMES = ["naive", "coalesced", "tiled16", "tiled32", "regtile", "cublas"]
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict:
+    return json.loads((DATA / "h200_report.json").read_text())
+
+
+def subset(doc: dict, names: list[str]) -> dict:
+    d = copy.deepcopy(doc)
+    by = {r["kernel"]: r for r in d["gemm"]["rungs"]}
+    d["gemm"]["rungs"] = [by[n] for n in names]
+    return d
+
+
+def test_recorded_run_holds_the_whole_ladder(recorded):
+    assert [r["kernel"] for r in recorded["gemm"]["rungs"]] == NAMES == rungs.names()
+
+
+@pytest.mark.parametrize("names", [
+    ["coalesced", "tiled16", "tiled32", "regtile", "cublas"],  # the command from the issue: no naive
+    ["cublas"], ["tiled32", "naive"], ["regtile", "cublas", "coalesced"], ["tiled16"],
+])
+def test_any_subset_renders(recorded, names):
+    d = subset(recorded, names)
+    table = render_gemm.gemm_table(d)
+    vs = table.columns.index("vs naive")
+    if "naive" not in names:
+        assert all(row[vs] is None for row in table.rows)  # empty, not a crash
+    paras = dict(explain.gemm_transitions(d))
+    for r in rungs.LADDER:
+        for after, heading, _fn in r.paragraphs:
+            assert (heading in paras) == (r.name in names and after in names), heading
+    ratios = render_gemm.ratios(d)
+    for a, b, _label in render_gemm.ratio_specs():
+        assert (f"{a}/{b}" in ratios) == (a in names and b in names)
+
+
+def test_every_subset_of_the_ladder_renders_a_report(recorded, tmp_path):
+    for size in (1, 2, 5):
+        for names in itertools.combinations(NAMES, size):
+            d = subset(recorded, list(names))
+            rl = document.roofline_for(d)
+            md = document.markdown(d, document.all_tables(d, rl))
+            assert "SGEMM ladder" in md
+
+
+def test_ratios_come_from_the_records(recorded):
+    specs = render_gemm.ratio_specs()
+    assert ("naive", "coalesced", "time_naive / time_coalesced (G6)") in specs
+    assert len(specs) == sum(len(r.ratios) for r in rungs.LADDER)
+    r = render_gemm.ratios(recorded)
+    ms = {x["kernel"]: x["timing"]["median_ms"] for x in recorded["gemm"]["rungs"]}
+    assert r["naive/coalesced"] == pytest.approx(ms["naive"] / ms["coalesced"])
+
+
+def _toy(tmp_path: Path) -> Rung:
+    cu = tmp_path / "toy.cu"
+    cu.write_text('extern "C" __global__ void mm_toy(const float* A, const float* B, float* C, int M, int N, int K)\n'
+                  "{ int r = blockIdx.y * 16 + threadIdx.y, c = blockIdx.x * 16 + threadIdx.x;\n"
+                  "  if (r < M && c < N) { float s = 0; for (int k = 0; k < K; k++) s += A[r * K + k] * B[k * N + c];"
+                  " C[r * N + c] = s; } }\n")
+
+    def para(s: Step) -> str:
+        return f"toy ran {s.ratio:.2f}× against tiled32"
+
+    return Rung(name="toy", title="toy rung", stage="test", explain="A test rung.", loads_per_fma=2.0,
+                source=str(cu), kernel="mm_toy", grid=lambda m, n, k: (cdiv(n, 16), cdiv(m, 16), 1),
+                paragraphs=(("tiled32", "tiled32 → toy", para),), ratios=(("tiled32", "time_tiled32 / time_toy"),))
+
+
+def test_a_rung_added_to_the_ladder_needs_no_other_edit(recorded, tmp_path, monkeypatch):
+    toy = _toy(tmp_path)
+    monkeypatch.setattr(rungs, "LADDER", [*rungs.LADDER, toy])
+    # help text
+    from rooflab.cli import cli
+    out = CliRunner().invoke(cli, ["gemm", "--help"]).output
+    assert "toy" in " ".join(out.split())
+    # ratios and paragraphs, from a document holding a toy rung
+    d = copy.deepcopy(recorded)
+    t32 = next(r for r in d["gemm"]["rungs"] if r["kernel"] == "tiled32")
+    rec = {**copy.deepcopy(t32), "kernel": "toy", "title": "toy rung"}
+    rec["timing"] = {**rec["timing"], "median_ms": t32["timing"]["median_ms"] / 2}
+    d["gemm"]["rungs"].append(rec)
+    assert render_gemm.ratios(d)["tiled32/toy"] == pytest.approx(2.0)
+    assert dict(explain.gemm_transitions(d))["tiled32 → toy"] == "toy ran 2.00× against tiled32"
+    # the harness accepts it by name
+    from rooflab.measure.gemm import GemmConfig
+    GemmConfig(kernels=["toy"]).validate()
+    assert toy.source_path() == tmp_path / "toy.cu"
