@@ -89,14 +89,12 @@ def detect_device():
 
 
 def measure(title: str, **sections) -> dict:
-    """Detect the GPU, then run each section's `fn(device, progress)` in order into one document."""
-    dev, entry = detect_device()
-    doc = new_doc(entry)
-    with progress_status(title) as say:
-        for name, fn in sections.items():
-            doc[name] = fn(dev, say)
+    """Run sections through the pipeline (rooflab.lab) with a progress line; warn on throttling."""
+    from rooflab import lab  # noqa: PLC0415
     from rooflab.report.telemetry import warnings  # noqa: PLC0415
 
+    with progress_status(title) as say:
+        doc = lab.measure(sections, progress=say)
     for w in warnings(doc):
         err.print(f"warning: {w}", markup=False, style="yellow")
     return doc
@@ -369,18 +367,9 @@ def roofline(from_file, gpu, n, out_png, fmt):
     elif gpu:
         doc = new_doc(spec_device_entry(gpu))
     else:
-        from rooflab.measure import bandwidth as bw  # noqa: PLC0415
-        from rooflab.measure import flops as fl  # noqa: PLC0415
-        from rooflab.measure import gemm as gm  # noqa: PLC0415
+        from rooflab import lab  # noqa: PLC0415
 
-        gcfg = gm.GemmConfig(m=n, n=n, k=n)
-        gcfg.validate()
-        doc = measure(
-            "measuring",
-            flops=lambda dev, say: fl.run(fl.FlopsConfig(occupancies=((4, 256),), accumulators=(8,)), dev, say),
-            bandwidth=lambda dev, say: bw.run(bw.BandwidthConfig(sweep=False, rounds=1), dev, say),
-            gemm=lambda dev, say: gm.run(gcfg, dev, say),
-        )
+        doc = measure("measuring", **lab.roofline_sections(n))
     rl = placement.roofline(doc)
     png = Path(out_png)
     plot(rl, png_path=png, svg_path=png.with_suffix(".svg"))
@@ -432,7 +421,6 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
 
     from rooflab import lab as rep  # noqa: PLC0415
     from rooflab import results  # noqa: PLC0415
-    from rooflab.errors import NoGPUError  # noqa: PLC0415
     from rooflab.report.telemetry import warnings  # noqa: PLC0415
 
     if n < 1:
@@ -467,26 +455,21 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
                 prog.update(task, detail=msg)
 
             try:
-                try:
-                    rep.run(cfg, on_step=on_step, progress=say, doc=doc)
-                except NoGPUError as exc:
-                    if gpu:
-                        raise
-                    err.print(f"no GPU here ({exc}); writing the spec-only report for the H100 SXM "
-                              "(choose another with --gpu)", markup=False, style="yellow")
-                    cfg.gpu = "h100-sxm"
-                    doc.clear()
-                    rep.run(cfg, on_step=on_step, progress=say, doc=doc)
+                rep.run(cfg, on_step=on_step, progress=say, doc=doc)
                 prog.update(task, completed=len(rep.STEPS))
             except (KeyboardInterrupt, RooflabError) as exc:
                 finished = (doc.get("report") or {}).get("finished_steps", [])
-                partial = f"{out_dir}/{rep.PARTIAL}" if finished and doc.get("device") and not cfg.gpu else None
+                partial = (f"{out_dir}/{rep.PARTIAL}" if finished and doc.get("device")
+                           and not doc["device"].get("spec_only") else None)
                 what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
                 err.print(f"rooflab: report {what} during '{current['step']}'; finished: "
                           f"{', '.join(finished) or 'nothing'}"
                           + (f"; results so far in {partial} (render with rooflab report --from {partial})"
                              if partial else "") + "; no report files were written", markup=False)
                 sys.exit(130 if isinstance(exc, KeyboardInterrupt) else getattr(exc, "exit_code", 1))
+    if (doc.get("report") or {}).get("no_gpu"):
+        err.print(f"no GPU here ({doc['report']['no_gpu']}); writing the spec-only report for "
+                  f"{doc['device']['name']} (choose another with --gpu)", markup=False, style="yellow")
     written = rep.write_outputs(doc, out_dir)
     for w in warnings(doc):
         err.print(f"[yellow]warning: {w}[/yellow]")

@@ -1,33 +1,42 @@
-"""`rooflab report`: the whole lab in one run, written to a folder.
+"""The one pipeline: detect -> measure the sections asked for -> results document -> write.
 
-Steps, in order: device, specs, flops, bandwidth, gemm, profile, roofline. After
-each measured step the results so far are saved atomically to
-DIR/results.partial.json, so an interruption loses nothing that finished; the
-final files are each written to a temporary name and renamed into place.
+Every measuring command (`report`, `gemm`, `bandwidth`, `flops`, `profile`, `roofline`,
+`bench`) and the Python API go through `measure`; `report` adds its plan (which
+sections, with the quick settings) and the spec-only fallback where there is no GPU.
+After each measured section the results so far are saved atomically to
+DIR/results.partial.json when a folder is given, so an interruption loses nothing that
+finished; the final files are each written to a temporary name and renamed into place.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rooflab import results
-from rooflab.errors import ToolError
+from rooflab.errors import NoGPUError, ToolError
 
 PARTIAL = "results.partial.json"
 STEPS = ("device", "specs", "flops", "bandwidth", "gemm", "profile", "roofline")
+FALLBACK_GPU = "h100-sxm"  # the spec-only report where no GPU is found
+
+Progress = Callable[[str], None]
+Section = Callable[[object, Progress], dict]  # (DeviceInfo, progress) -> a document section
+
+
+def _quiet(_msg: str) -> None:
+    pass
 
 
 @dataclass
 class ReportConfig:
-    out_dir: str
+    out_dir: str | None = None
     n: int = 4096
     quick: bool = False
     profile: bool = True
     gpu: str | None = None  # a spec-table key: spec-only report, nothing measured
+    extra: list = field(default_factory=list)  # the user's kernels (rung records) beside the ladder
 
 
 def spec_device_entry(key: str) -> dict:
@@ -41,88 +50,163 @@ def spec_device_entry(key: str) -> dict:
             "tensor_peaks": {p: v * 1e12 for p, v in s.tensor_tflops.items()}, "tensor_peaks_source": s.source}
 
 
-def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
-        progress: Callable[[str], None] | None = None, doc: dict | None = None) -> dict:
-    """Measure (or, with cfg.gpu, only compute) everything; returns the results document.
+def measure(sections: dict[str, Section], *, progress: Progress | None = None,
+            on_step: Callable[[str], None] | None = None, doc: dict | None = None,
+            partial_dir: str | None = None) -> dict:
+    """Detect the GPU, then run each section in order into one results document.
 
-    `doc` receives the sections as they finish, so a caller that is interrupted
-    still holds what was done. The output files are written by `write_outputs`.
+    `doc` receives the sections as they finish, so a caller that is interrupted still
+    holds what was done; with `partial_dir` it is also saved there after each section.
     """
-    step = on_step or (lambda _s: None)
-    say = progress or (lambda _m: None)
-    out = Path(cfg.out_dir)
+    from rooflab.cuda.device import detect, document_entry  # noqa: PLC0415
+
+    say, step = progress or _quiet, on_step or _quiet
     doc = doc if doc is not None else {}
     doc.update(results.new_document(results.command_line(), None))
-    doc["report"] = {"quick": cfg.quick, "profile": cfg.profile, "n": cfg.n, "finished_steps": []}
+    doc.setdefault("report", {})["finished_steps"] = []
 
     def done(name: str) -> None:
         doc["report"]["finished_steps"].append(name)
-        if doc.get("device") and not doc["device"].get("spec_only"):
-            results.write_atomic(out / PARTIAL, results.dumps(doc))
+        if partial_dir:
+            results.write_atomic(Path(partial_dir) / PARTIAL, results.dumps(doc))
 
     step("device")
-    if cfg.gpu:
-        doc["device"] = spec_device_entry(cfg.gpu)
-        doc["report"]["spec_only"] = True
-        done("device")
-        step("specs")
-        done("specs")
-        step("roofline")
-        done("roofline")
-        return doc
-    from rooflab.cuda.device import detect, document_entry  # noqa: PLC0415
-
     dev = detect()
     doc["device"] = document_entry(dev)
     done("device")
-    step("specs")
-    done("specs")
+    for name, fn in sections.items():
+        step(name)
+        doc[name] = fn(dev, say)
+        done(name)
+    return doc
 
-    step("flops")
+
+# ---------------------------------------------------------------- the sections
+
+def flops_section(quick: bool = False, **kw) -> Section:
     from rooflab.measure import flops  # noqa: PLC0415
 
-    fcfg = flops.FlopsConfig(occupancies=((4, 256), (1, 128)) if cfg.quick else flops.FlopsConfig().occupancies)
-    doc["flops"] = flops.run(fcfg, dev, say)
-    done("flops")
+    cfg = flops.FlopsConfig(**kw)
+    if quick:
+        cfg.occupancies = ((4, 256), (1, 128))
+    cfg.validate()
+    return lambda dev, say: flops.run(cfg, dev, say)
 
-    step("bandwidth")
+
+def bandwidth_section(quick: bool = False, **kw) -> Section:
     from rooflab.measure import bandwidth  # noqa: PLC0415
 
-    bcfg = bandwidth.BandwidthConfig(sweep=not cfg.quick, rounds=1 if cfg.quick else 2)
-    doc["bandwidth"] = bandwidth.run(bcfg, dev, say)
-    done("bandwidth")
+    cfg = bandwidth.BandwidthConfig(**kw)
+    if quick:
+        cfg.sweep, cfg.rounds = False, 1
+    cfg.validate()
+    return lambda dev, say: bandwidth.run(cfg, dev, say)
 
-    step("gemm")
+
+def gemm_section(extra: list | None = None, **kw) -> Section:
     from rooflab.measure import gemm  # noqa: PLC0415
 
+    cfg = gemm.GemmConfig(**kw)
+    cfg.validate(known=[*gemm.rungs.names(), *(r.name for r in extra or [])])
+    return lambda dev, say: gemm.run(cfg, dev, say, extra=extra)
+
+
+def profile_section(*, with_gemm: bool, n: int, size: int, raw_dir: str | None = None,
+                    extra: list | None = None) -> Section:
+    from rooflab.measure import profiling  # noqa: PLC0415
+
+    return lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=size, progress=say, raw_dir=raw_dir,
+                                          extra=extra)
+
+
+def report_sections(cfg: ReportConfig) -> dict[str, Section]:
+    """What `rooflab report` measures, with the quick settings applied."""
     n = min(cfg.n, 2048) if cfg.quick else cfg.n
-    doc["gemm"] = gemm.run(gemm.GemmConfig(m=n, n=n, k=n, reps=10 if cfg.quick else 20), dev, say)
-    done("gemm")
-
-    step("profile")
+    names = [*gemm_names(), *(r.name for r in cfg.extra)]
+    sections = {
+        "flops": flops_section(cfg.quick),
+        "bandwidth": bandwidth_section(cfg.quick),
+        "gemm": gemm_section(cfg.extra, m=n, n=n, k=n, reps=10 if cfg.quick else 20, kernels=names),
+    }
     if cfg.profile:
-        from rooflab.measure import profiling  # noqa: PLC0415
+        from rooflab.measure.bandwidth import BandwidthConfig  # noqa: PLC0415
 
-        try:
-            doc["profile"] = profiling.run(with_gemm=True, n=n, size=bcfg.n, progress=say)
-        except ToolError as exc:
-            doc["report"]["profile_skipped"] = str(exc)
-    else:
+        prof = profile_section(with_gemm=True, n=n, size=BandwidthConfig().n, extra=cfg.extra)
+
+        def profile_or_skip(dev, say):
+            try:
+                return prof(dev, say)
+            except ToolError as exc:
+                return {"skipped": str(exc)}
+
+        sections["profile"] = profile_or_skip
+    return sections
+
+
+def gemm_names() -> list[str]:
+    from rooflab import rungs  # noqa: PLC0415
+
+    return rungs.names()
+
+
+def roofline_sections(n: int) -> dict[str, Section]:
+    """The least that places every kernel: one FMA configuration, one copy, the ladder."""
+    return {
+        "flops": flops_section(occupancies=((4, 256),), accumulators=(8,)),
+        "bandwidth": bandwidth_section(sweep=False, rounds=1),
+        "gemm": gemm_section(m=n, n=n, k=n),
+    }
+
+
+def spec_only(key: str, note: str | None = None) -> dict:
+    doc = results.new_document(results.command_line(), spec_device_entry(key))
+    doc["report"] = {"spec_only": True, "finished_steps": ["device", "specs", "roofline"]}
+    if note:
+        doc["report"]["no_gpu"] = note
+    return doc
+
+
+def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
+        progress: Progress | None = None, doc: dict | None = None) -> dict:
+    """The report's document: measured here, or spec-only (cfg.gpu, or no GPU found).
+
+    A missing GPU is not an error for the report: it falls back to the spec-only report
+    of FALLBACK_GPU and says why in doc["report"]["no_gpu"].
+    """
+    doc = doc if doc is not None else {}
+    if cfg.gpu:
+        doc.update(spec_only(cfg.gpu))
+        return doc
+    try:
+        measure(report_sections(cfg), progress=progress, on_step=on_step, doc=doc, partial_dir=cfg.out_dir)
+    except NoGPUError as exc:
+        if doc.get("device"):
+            raise
+        doc.clear()
+        doc.update(spec_only(FALLBACK_GPU, str(exc)))
+        return doc
+    prof = doc.get("profile") or {}
+    if "skipped" in prof:
+        doc.pop("profile")
+        doc["report"]["profile_skipped"] = prof["skipped"]
+    elif not cfg.profile:
         doc["report"]["profile_skipped"] = "--no-profile"
-    done("profile")
-    step("roofline")
-    done("roofline")
+    doc["report"].update(quick=cfg.quick, profile=cfg.profile, n=cfg.n)
     return doc
 
 
 def write_outputs(doc: dict, out_dir: str) -> list[str]:
     """Write report.md, results.json, one CSV per table, roofline.png/.svg. Returns the names."""
+    import os  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
     from rooflab.report import document as render_report  # noqa: PLC0415
     from rooflab.report.picture import plot  # noqa: PLC0415
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    results.write_atomic(out / "results.json", results.dumps(doc))  # first: the measurements are never lost
+    written = ["results.json"]
     rl = render_report.roofline_for(doc)
     for suffix in ("png", "svg"):
         fd, tmp = tempfile.mkstemp(dir=out, prefix=".roofline.", suffix=f".{suffix}")
@@ -134,7 +218,8 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
             Path(tmp).unlink(missing_ok=True)
         written.append(f"roofline.{suffix}")
     for name, text in render_report.files(doc, rl).items():
-        results.write_atomic(out / name, text)
-        written.append(name)
+        if name not in written:
+            results.write_atomic(out / name, text)
+            written.append(name)
     (out / PARTIAL).unlink(missing_ok=True)
     return written

@@ -26,7 +26,7 @@ def ncu_version() -> str:
 
 
 def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] | None = None,
-        raw_dir: str | None = None) -> dict:
+        raw_dir: str | None = None, extra: list | None = None) -> dict:
     find_ncu()
     say = progress or (lambda _m: None)
     labels = list(CEILING_LABELS) + ([r.name for r in LADDER] if with_gemm else [])
