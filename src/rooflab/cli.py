@@ -8,7 +8,6 @@ import sys
 
 import click
 from rich.console import Console
-from rich.table import Table as RichTable
 
 from rooflab import __version__
 from rooflab.errors import RooflabError, UsageError
@@ -23,12 +22,9 @@ FORMATS = ["table", "json", "csv", "md"]
 # ---------------------------------------------------------------- helpers
 
 def show(table: Table) -> None:
-    t = RichTable(title=table.title, title_justify="left", title_style="bold")
-    for c in table.columns:
-        t.add_column(c, overflow="fold")
-    for row in table.rows:
-        t.add_row(*["—" if v is None else str(v) for v in row])
-    out.print(t)
+    from rooflab.report.terminal import to_rich  # noqa: PLC0415
+
+    out.print(to_rich(table))
     for n in table.notes:
         out.print(f"  [dim]{n}[/dim]")
     out.print()
@@ -128,6 +124,20 @@ class LadderOption(click.Option):
             return super().get_help_record(ctx)
         finally:
             self.help = saved
+
+
+class CountType(click.ParamType):
+    """An element count: 1048576, 256M or 1G (binary suffixes)."""
+
+    name = "COUNT"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_count(str(value))
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 format_option = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
@@ -275,6 +285,108 @@ def profile(with_gemm, n, size, raw_dir, fmt, out_file):
 
 
 
+def parse_target(target: str, kernel: str | None, *, block: str, grid: str | None, options: tuple[str, ...],
+                 shared_mem: int, framework: str, precision: str):
+    """A .cu file (with --kernel) or a Python callable (module:function or file.py:function)."""
+    from rooflab.targets import Callable, CudaKernel, load_callable  # noqa: PLC0415
+
+    if target.endswith((".cu", ".cuh")) or (kernel and ":" not in target):
+        if not kernel:
+            raise UsageError(f"{target}: name the kernel to run with --kernel")
+        try:
+            blk = tuple(int(x) for x in block.split(","))
+        except ValueError:
+            raise UsageError(f"--block must be comma-separated integers, got {block!r}") from None
+        return CudaKernel(target, kernel, block=blk, grid=grid, options=options, shared_mem=shared_mem)
+    fn = load_callable(target)
+    return Callable(fn, name=getattr(fn, "__name__", None), framework=framework, precision=precision,
+                    import_path=target)
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--kernel", default=None, help="The kernel's name in the .cu file (extern \"C\" or a template instance).")
+@click.option("--op", type=click.Choice(["gemm", "stream", "custom"]), default="gemm", show_default=True,
+              help="What it computes: gemm (C = A·B, row-major, kernel(A, B, C, M, N, K)); stream (y = f(x) over "
+                   "n floats, kernel(x, y, n)); custom (your rooflab.Op in --op-module).")
+@click.option("--op-module", default=None, help="For --op custom: file.py (or module) that defines OP = rooflab.Op(...).")
+@click.option("--n", type=CountType(), default="4096", show_default=True,
+              help="GEMM: N (M and K default to it); stream/custom: the element count (K/M/G suffixes).")
+@click.option("--m", type=click.IntRange(min=1), default=None, help="GEMM rows of A and C (default N).")
+@click.option("--k", type=click.IntRange(min=1), default=None, help="GEMM inner size (default N).")
+@click.option("--block", default="16,16", show_default=True, help="Threads per block, x,y,z.")
+@click.option("--grid", default=None,
+              help="Blocks per grid as an expression in m, n, k and cdiv, e.g. 'cdiv(n,128),cdiv(m,128)' "
+                   "(default: one thread per output element).")
+@click.option("--option", "options", multiple=True, help="An NVRTC option for the kernel (repeatable), e.g. -DTILE=32.")
+@click.option("--shared-mem", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Dynamic shared memory per block, bytes.")
+@click.option("--vs", default="cublas", show_default=True, cls=LadderOption,
+              help="GEMM rungs to run beside it, from: {ladder}.")
+@click.option("--reps", type=click.IntRange(min=1), default=20, show_default=True, help="Timed repetitions.")
+@click.option("--check-n", type=click.IntRange(min=1), default=512, show_default=True,
+              help="GEMM: size of the check against a CPU float64 reference.")
+@click.option("--timing", type=click.Choice(["auto", "events", "batched"]), default="auto", show_default=True,
+              help="events: a pair of CUDA events per launch; batched: many launches per pair (for microsecond "
+                   "kernels, where an event pair also counts launch gaps); auto: batched below 0.1 ms.")
+@click.option("--expr", default="x", show_default=True, help="For --op stream: f(x) in numpy syntax, e.g. '2*x'.")
+@click.option("--flops-per-element", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="For --op stream: FLOPs f costs per element.")
+@click.option("--framework", type=click.Choice(["cupy", "torch"]), default="cupy", show_default=True,
+              help="For a Python callable: the arrays it is given.")
+@click.option("--precision", type=click.Choice(["fp32", "tf32", "bf16", "fp16"]), default="fp32", show_default=True,
+              help="For a Python callable: the roof that judges it and the check's tolerance.")
+@click.option("--profile", is_flag=True, help="Also run Nsight Compute on it (DRAM% / SM%, measured AI).")
+@click.option("--roofline", "roofline_png", type=click.Path(dir_okay=False), default=None,
+              help="Write the roofline with your kernel on it (.png or .svg).")
+@format_option
+@out_option
+def bench(target, kernel, op, op_module, n, m, k, block, grid, options, shared_mem, vs, reps, check_n, timing, expr,
+          flops_per_element, framework, precision, profile, roofline_png, fmt, out_file):
+    """Your own kernel through rooflab's harness: checked against a float64 reference
+    (NaN-poisoned output inside guard zones, repeated runs bitwise identical), timed with
+    CUDA events and telemetry, optionally profiled, placed on the roofline.
+
+    \b
+    rooflab bench my_sgemm.cu --kernel my_sgemm --n 4096 --vs cublas,tiled32
+    rooflab bench my_triton.py:matmul --framework torch --n 4096
+    rooflab bench scale.cu --kernel scale --op stream --n 256M --expr '2*x' --flops-per-element 1
+    """
+    from rooflab import api  # noqa: PLC0415
+    from rooflab.report.bench import tables  # noqa: PLC0415
+
+    t = parse_target(target, kernel, block=block, grid=grid, options=options, shared_mem=shared_mem,
+                     framework=framework, precision=precision)
+    the_op = op
+    if op == "custom":
+        if not op_module:
+            raise UsageError("--op custom needs --op-module FILE.py defining OP = rooflab.Op(...)")
+        from rooflab.ops.record import Op  # noqa: PLC0415
+        from rooflab.targets import load_callable  # noqa: PLC0415
+
+        the_op = load_callable(f"{op_module}:OP")
+        if not isinstance(the_op, Op):
+            raise UsageError(f"{op_module}: OP is not a rooflab.Op")
+    vs_list = [x.strip() for x in vs.split(",") if x.strip()] if op == "gemm" else []
+    check_out(fmt, out_file)
+    if roofline_png and not roofline_png.lower().endswith((".png", ".svg")):
+        raise UsageError(f"--roofline {roofline_png}: give a .png or .svg file")
+    secs = api.sections(t, op=the_op, m=m, n=n, k=k, vs=vs_list, reps=reps, check_n=check_n, profile=profile,
+                        timing=timing, expr=expr, flops_per_element=flops_per_element)
+    doc = measure("bench", **secs)
+    emit(doc, tables(doc), [], fmt, out_file)
+    if roofline_png:
+        from rooflab.model import placement  # noqa: PLC0415
+        from rooflab.report.picture import plot  # noqa: PLC0415
+
+        suffix = roofline_png.lower().rsplit(".", 1)[-1]
+        plot(placement.roofline(doc), **{f"{suffix}_path": roofline_png})
+        err.print(f"wrote {roofline_png}")
+    if not api.Result(doc).passed:
+        err.print("[red]FAILED its check: no throughput is reported for it[/red]")
+        sys.exit(1)
+
+
 def _maybe_device() -> dict | None:
     """The present device, or None where there is no GPU (spec-only commands work anyway)."""
     from rooflab.errors import NoGPUError  # noqa: PLC0415
@@ -406,7 +518,11 @@ def compare(a, b, fmt):
 @click.option("--gpu", default=None, help="Spec-only report for a GPU from the table; measures nothing.")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
               help="Re-render a saved results.json (no GPU needed).")
-def report(out_dir, n, quick, no_profile, gpu, from_file):
+@click.option("--with", "with_kernels", multiple=True, metavar="FILE.cu:KERNEL",
+              help="Your GEMM kernel in the ladder (repeatable): FILE.cu:KERNEL (16×16 blocks, one thread per "
+                   "element of C) or module:function (a Python callable on CuPy arrays). For other launch "
+                   "geometry use `rooflab bench` or the Python API.")
+def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels):
     """The whole lab in one command: device, specs, FMA peak, bandwidth, the SGEMM
     ladder, Nsight Compute, the roofline — written to --out as report.md,
     results.json, CSV tables and roofline.png/.svg.
@@ -435,7 +551,15 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
             from rooflab.model.specs import find_spec  # noqa: PLC0415
 
             find_spec(gpu)  # a bad name fails here, before anything runs
-        cfg = rep.ReportConfig(out_dir=out_dir, n=n, quick=quick, profile=not no_profile, gpu=gpu)
+        extra = []
+        for spec in with_kernels:
+            path, _, name = spec.rpartition(":")
+            t = (parse_target(path, name, block="16,16", grid=None, options=(), shared_mem=0, framework="cupy",
+                              precision="fp32") if path.endswith((".cu", ".cuh"))
+                 else parse_target(spec, None, block="16,16", grid=None, options=(), shared_mem=0,
+                                   framework="cupy", precision="fp32"))
+            extra.append(t.rung("gemm"))
+        cfg = rep.ReportConfig(out_dir=out_dir, n=n, quick=quick, profile=not no_profile, gpu=gpu, extra=extra)
         doc: dict = {}
         current = {"step": None}
         columns = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),

@@ -112,11 +112,11 @@ def gemm_section(extra: list | None = None, **kw) -> Section:
 
 
 def profile_section(*, with_gemm: bool, n: int, size: int, raw_dir: str | None = None,
-                    extra: list | None = None) -> Section:
+                    extra: list | None = None, labels: list[str] | None = None) -> Section:
     from rooflab.measure import profiling  # noqa: PLC0415
 
     return lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=size, progress=say, raw_dir=raw_dir,
-                                          extra=extra)
+                                          extra=extra, labels=labels)
 
 
 def report_sections(cfg: ReportConfig) -> dict[str, Section]:

@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("label")
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--size", type=int, default=256 * 2**20)
+    ap.add_argument("--spec", default=None, help="a user's kernel, as rooflab.measure.profiling.user_spec wrote it")
     a = ap.parse_args(argv)
     cp = cupy()
     dev = detect()
@@ -69,6 +70,28 @@ def main(argv: list[str] | None = None) -> int:
         launch, _ = prepare(rungs.get(a.label), n, n, n)
         _profiled(cp, lambda: launch(A, B, C), a.label)
     return 0
+
+
+def _user_gemm(cp, label: str, n: int, spec_path: str) -> None:
+    import json  # noqa: PLC0415
+
+    spec = json.loads(open(spec_path).read())
+    rs = cp.random.RandomState(11)
+    A = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
+    B = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
+    C = cp.empty((n, n), dtype=cp.float32)
+    if "callable" in spec:
+        from rooflab.targets import Callable, load_callable  # noqa: PLC0415
+
+        fn = Callable(load_callable(spec["callable"]), framework=spec["framework"]).wrap()
+        _profiled(cp, lambda: fn(A, B, C), label)
+        return
+    from rooflab.cuda.compile import get_kernel  # noqa: PLC0415
+
+    k = get_kernel(spec["source"], spec["kernel"], options=tuple(spec["options"]), label=label)
+    k.allow_shared(spec["shared_mem"])
+    args = (A, B, C, np.int32(n), np.int32(n), np.int32(n))
+    _profiled(cp, lambda: k.launch(spec["grid"], spec["block"], args, shared_mem=spec["shared_mem"]), label)
 
 
 if __name__ == "__main__":

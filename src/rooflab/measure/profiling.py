@@ -25,16 +25,44 @@ def ncu_version() -> str:
     return out.strip().splitlines()[-1] if out.strip() else "unknown"
 
 
+def user_spec(rung, n: int) -> dict | None:
+    """What profile_target needs to rebuild a user's kernel in ncu's process, or None if it cannot
+    (a Python callable with no import path)."""
+    if rung.source:
+        return {"source": rung.source, "kernel": rung.kernel, "block": list(rung.block),
+                "grid": list(rung.grid(n, n, n)), "options": list(rung.options), "shared_mem": rung.shared_mem}
+    path = getattr(rung.launcher, "import_path", None)
+    return {"callable": path, "framework": getattr(rung.launcher, "framework", "cupy")} if path else None
+
+
 def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] | None = None,
-        raw_dir: str | None = None, extra: list | None = None) -> dict:
+        raw_dir: str | None = None, extra: list | None = None, labels: list[str] | None = None) -> dict:
+    """Profile the ceilings and (with_gemm) the ladder, or exactly `labels`; `extra` are user rungs."""
+    import json  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
     find_ncu()
     say = progress or (lambda _m: None)
-    labels = list(CEILING_LABELS) + ([r.name for r in LADDER] if with_gemm else [])
-    kernels = []
+    users = {r.name: r for r in extra or []}
+    if labels is None:
+        labels = list(CEILING_LABELS) + ([r.name for r in LADDER] + list(users) if with_gemm else [])
+    kernels, skipped = [], []
     for label in labels:
         say(f"ncu: {label}")
-        extra = ["--n", str(n)] if label not in CEILING_LABELS else ["--size", str(size)]
-        prof, raw = profile(label, extra)
+        args = ["--n", str(n)] if label not in CEILING_LABELS else ["--size", str(size)]
+        if label in users:
+            spec = user_spec(users[label], n)
+            if spec is None:
+                skipped.append(f"{label}: a Python callable needs an import path (module:function) to be profiled")
+                continue
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+                json.dump(spec, fh)
+            args += ["--spec", fh.name]
+        try:
+            prof, raw = profile(label, args)
+        finally:
+            if label in users:
+                Path(fh.name).unlink(missing_ok=True)
         if raw_dir:
             Path(raw_dir).mkdir(parents=True, exist_ok=True)
             (Path(raw_dir) / f"ncu_{label}.csv").write_text(raw)
@@ -46,6 +74,7 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
         "config": {"n": n, "size": size, "gemm": with_gemm},
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "kernels": kernels,
+        "skipped": skipped,
     }
 
 

@@ -73,9 +73,9 @@ class Rung:
     grid: Grid | None = None
     precision: str = "fp32"  # which roof judges it: "fp32" CUDA cores, "tf32", "bf16" tensor cores
     normwise_tol: float = 1e-5  # FP32 accumulation over K=4096 lands near 1e-6
-    # library rungs: "module:function" whose function(m, n, k) returns launch(a, b, c);
-    # a string so that this record stays free of CUDA imports
-    launcher: str | None = None
+    # library rungs: "module:function" whose function(m, n, k) returns launch(a, b, c) (a string
+    # keeps this record free of CUDA imports), or that function itself (a user's Python callable)
+    launcher: str | Callable | None = None
     options: tuple[str, ...] = ()
     shared_mem: int = 0  # dynamic shared memory per block, bytes
     # the paragraphs (G10) for steps from an earlier rung to this one, from the run's

@@ -1,0 +1,164 @@
+"""A user's kernel, as rooflab takes it in: a CUDA C file (CudaKernel) or any Python callable
+(Callable: a Triton kernel's wrapper, a CuPy or torch function). Pure records: the harness
+(rooflab.measure) compiles and launches them."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable as _Fn
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rooflab.errors import UsageError
+from rooflab.ops.record import TOLERANCES
+from rooflab.rungs.record import Rung, cdiv
+
+Geometry = tuple[int, ...] | _Fn | str | None
+
+
+def _triple(t) -> tuple[int, int, int]:
+    t = tuple(int(x) for x in t)
+    if not 1 <= len(t) <= 3 or any(x < 1 for x in t):
+        raise UsageError(f"a block or grid needs 1 to 3 positive sizes, got {t}")
+    return (t + (1, 1))[:3]
+
+
+def grid_function(grid: Geometry, block: tuple[int, int, int], op: str) -> _Fn:
+    """grid(m, n, k) from a tuple, a function, an expression in m, n, k (and cdiv), or the default:
+    one thread per output element (x over columns, y over rows for gemm; x over elements for stream)."""
+    if grid is None:
+        if op == "gemm":
+            return lambda m, n, k: (cdiv(n, block[0]), cdiv(m, block[1]), 1)
+        return lambda m, n, k: (cdiv(m, block[0]), 1, 1)
+    if callable(grid):
+        return lambda m, n, k: _triple(grid(m, n, k))
+    if isinstance(grid, str):
+        try:
+            code = compile(ast.parse(f"({grid},)", mode="eval"), "<grid>", "eval")
+        except SyntaxError as exc:
+            raise UsageError(f"--grid {grid!r} is not an expression in m, n, k ({exc.msg})") from None
+        names = {n.id for n in ast.walk(ast.parse(f"({grid},)", mode="eval")) if isinstance(n, ast.Name)}
+        if names - {"m", "n", "k", "cdiv"}:
+            raise UsageError(f"--grid may use m, n, k and cdiv, not {', '.join(sorted(names - {'m', 'n', 'k', 'cdiv'}))}")
+        return lambda m, n, k: _triple(eval(code, {"__builtins__": {}}, {"m": m, "n": n, "k": k, "cdiv": cdiv}))  # noqa: S307
+    fixed = _triple(grid)
+    return lambda m, n, k: fixed
+
+
+@dataclass
+class CudaKernel:
+    """A kernel in a .cu file, compiled at run time with NVRTC for the GPU found.
+
+    For op="gemm" the kernel takes (const float* A, const float* B, float* C, int M, int N, int K),
+    row-major; for op="stream" (const float* x, float* y, unsigned long long n).
+
+        k = rooflab.CudaKernel("my_sgemm.cu", "my_sgemm", block=(16, 16),
+                               grid=lambda m, n, k: (rooflab.cdiv(n, 16), rooflab.cdiv(m, 16)))
+    """
+
+    path: str
+    name: str
+    block: tuple[int, ...] = (16, 16)
+    grid: Geometry = None  # tuple, function of (m, n, k), expression string, or None (one thread per output)
+    options: tuple[str, ...] = ()
+    shared_mem: int = 0
+    title: str | None = None
+    label: str | None = None  # the name in tables (default: the kernel's name)
+
+    def __post_init__(self):
+        p = Path(self.path).expanduser()
+        if not p.is_file():
+            raise UsageError(f"{self.path}: no such kernel file")
+        self.path = str(p.resolve())
+        self.block = _triple(self.block)
+
+    def rung(self, op: str = "gemm") -> Rung:
+        return Rung(name=self.label or self.name, title=self.title or f"{self.name} ({Path(self.path).name})",
+                    stage="your kernel", explain=f"{self.name} from {self.path}.", loads_per_fma=None,
+                    source=self.path, kernel=self.name, block=self.block,
+                    grid=grid_function(self.grid, self.block, op), options=tuple(self.options),
+                    shared_mem=self.shared_mem)
+
+
+@dataclass
+class Callable:
+    """Any Python function that computes the op on the GPU: a Triton kernel's wrapper, a CuPy or
+    torch function. It is called as fn(*inputs, out) and must write into out; with
+    framework="torch" the arrays arrive as torch tensors sharing the same memory (no copies).
+
+        def my_matmul(a, b, c):          # torch tensors
+            torch.matmul(a, b, out=c)
+        res = rooflab.bench(rooflab.Callable(my_matmul, framework="torch"), op="gemm", n=4096)
+    """
+
+    fn: _Fn
+    name: str | None = None
+    precision: str = "fp32"
+    framework: str = "cupy"  # "cupy" or "torch"
+    title: str | None = None
+    import_path: str | None = None  # "module:function", so Nsight Compute's process can find it
+    options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.framework not in ("cupy", "torch"):
+            raise UsageError(f"framework must be 'cupy' or 'torch', got {self.framework!r}")
+        if not callable(self.fn):
+            raise UsageError(f"{self.fn!r} is not callable")
+        self.name = self.name or getattr(self.fn, "__name__", "callable")
+
+    def wrap(self):
+        """fn over CuPy arrays (converted to torch tensors without copies where asked)."""
+        if self.framework == "cupy":
+            return self.fn
+        import torch  # noqa: PLC0415
+
+        def call(*arrays):
+            return self.fn(*(torch.as_tensor(a, device="cuda") for a in arrays))
+
+        return call
+
+    def rung(self, op: str = "gemm") -> Rung:
+        call = self.wrap()
+
+        def make(m, n, k):
+            return lambda a, b, c: call(a, b, c)
+
+        make.import_path = self.import_path  # for Nsight Compute's process (rooflab.measure.profiling)
+        make.framework = self.framework
+
+        try:
+            where = inspect.getsourcefile(self.fn) or "?"
+        except TypeError:
+            where = "?"
+        return Rung(name=self.name, title=self.title or f"{self.name} (Python callable)", stage="your kernel",
+                    explain=f"{self.name} from {where}.", loads_per_fma=None, launcher=make,
+                    precision=self.precision, block=(0, 0, 0), normwise_tol=TOLERANCES.get(self.precision, 1e-5))
+
+
+def load_callable(path: str):
+    """'module:function' or 'path/to/file.py:function' -> the function."""
+    import importlib  # noqa: PLC0415
+    import importlib.util  # noqa: PLC0415
+
+    module, sep, name = path.rpartition(":")
+    if not sep or not module or not name:
+        raise UsageError(f"{path!r}: give a Python callable as module:function or file.py:function")
+    try:
+        if module.endswith(".py"):
+            file = Path(module).expanduser().resolve()
+            if not file.is_file():
+                raise UsageError(f"{module}: no such file")
+            spec = importlib.util.spec_from_file_location(file.stem, file)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+        else:
+            mod = importlib.import_module(module)
+    except UsageError:
+        raise
+    except Exception as exc:  # the user's module failed to import: their error, one line
+        raise UsageError(f"cannot import {module}: {exc.__class__.__name__}: {exc}") from None
+    fn = getattr(mod, name, None)
+    if fn is None:
+        raise UsageError(f"{module} has no {name}")
+    return fn

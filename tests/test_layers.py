@@ -1,0 +1,44 @@
+"""The layer rules in pyproject.toml hold (import-linter), and would catch a break."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("importlinter")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lint(src: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    code = ("import sys; from importlinter.cli import lint_imports; "
+            f"sys.exit(lint_imports(config_filename={str(ROOT / 'pyproject.toml')!r}))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                          cwd=src)
+
+
+def test_layer_rules_hold():
+    proc = lint(ROOT / "src")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "broken" in proc.stdout and "0 broken" in proc.stdout
+
+
+@pytest.mark.parametrize("module, line, contract", [
+    ("model/metrics.py", "from rooflab.cuda import gpu", "never touch CUDA"),
+    ("report/table.py", "from rooflab.measure import gemm", "never touch CUDA"),
+    ("model/ridge.py", "import matplotlib", "draws nothing"),
+    ("cuda/timing.py", "from rooflab import lab", "top to bottom"),
+])
+def test_a_planted_break_is_caught(tmp_path, module, line, contract):
+    shutil.copytree(ROOT / "src" / "rooflab", tmp_path / "rooflab")
+    f = tmp_path / "rooflab" / module
+    f.write_text(line + "  # planted\n" + f.read_text())
+    proc = lint(tmp_path)
+    assert proc.returncode != 0
+    assert contract in proc.stdout and "BROKEN" in proc.stdout
