@@ -23,12 +23,16 @@ PKG = ROOT / "src" / "rooflab"
 CU_FILES = sorted(PKG.glob("**/*.cu"))
 ARCHS = ("sm_75", "sm_80", "sm_90")
 NVCC = shutil.which("nvcc")
-PLANTED = (PKG / "rungs" / "tiled.cu", "sm_90", ("-DPLANT_MISSING_BARRIER",))
+# the planted bugs the GPU tests use (tests/test_gpu_planted.py) must compile too
+PLANTS = [(PKG / "rungs" / "tiled.cu", "sm_90", ("-DPLANT_MISSING_BARRIER",)),
+          (PKG / "rungs" / "tiled.cu", "sm_90", ("-DPLANT_ROW_PAST",)),
+          (PKG / "rungs" / "regtile.cu", "sm_90", ("-DPLANT_MISSING_BARRIER",))]
+PLANTED = PLANTS[0]
 
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not on PATH: "
                                                      "the offline kernel compile checks need it")
 
-JOBS = [(f, arch, ()) for f in CU_FILES for arch in ARCHS] + [PLANTED]
+JOBS = [(f, arch, ()) for f in CU_FILES for arch in ARCHS] + PLANTS
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+a?)'")
 _PROPS = re.compile(r"Function properties for (\S+)")
@@ -119,17 +123,17 @@ def test_kernel_sources_found():
 
 
 @needs_nvcc
-@pytest.mark.parametrize("job", [j for j in JOBS if j is not PLANTED], ids=_job_id)
+@pytest.mark.parametrize("job", [j for j in JOBS if j not in PLANTS], ids=_job_id)
 def test_compiles_without_spills(compiled, job):
     _check(compiled[_job_id(job)], job)
 
 
 @needs_nvcc
-def test_planted_missing_barrier_compiles(compiled):
-    """The GPU tests plant a race with -DPLANT_MISSING_BARRIER; that build must compile too."""
-    _check(compiled[_job_id(PLANTED)], PLANTED)
-    src = PLANTED[0].read_text()
-    assert "PLANT_MISSING_BARRIER" in src
+@pytest.mark.parametrize("job", PLANTS, ids=_job_id)
+def test_planted_bugs_compile(compiled, job):
+    """The GPU tests plant bugs with -D macros; those builds must compile, and the macro must be used."""
+    _check(compiled[_job_id(job)], job)
+    assert job[2][0].removeprefix("-D") in job[0].read_text()
 
 
 def test_parse_ptxas_flags_spills():

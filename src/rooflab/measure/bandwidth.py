@@ -19,6 +19,7 @@ from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import time_kernel
 from rooflab.errors import UsageError
+from rooflab.measure.guards import Guarded
 from rooflab.rungs.record import cdiv
 
 SOURCE = "ceilings/copy.cu"
@@ -75,10 +76,20 @@ def _measure(label: str, launch: Callable[[], None], verify: Callable[[], bool],
             "gbs": _gbs(nbytes, t.median_ms), "gbs_best": _gbs(nbytes, t.min_ms)}
 
 
-def _copy_measure(label, launch, out, src, cfg, device) -> dict:
+def _copy_measure(label, launch, guarded: Guarded, src, cfg, device) -> dict:
+    """The destination is poisoned between guard zones: a copy must match the input exactly and
+    write nothing outside it."""
     cp = cupy()
-    out.fill(np.nan)
-    return _measure(label, launch, lambda: bool(cp.array_equal(out, src)), 2.0 * cfg.n * 4, cfg, device)
+    guarded.poison()
+    touched = {}
+
+    def verify():
+        touched["n"] = guarded.touched()
+        return touched["n"] == 0 and bool(cp.array_equal(guarded.array, src))
+
+    r = _measure(label, launch, verify, 2.0 * cfg.n * 4, cfg, device)
+    r["guard_touched"] = touched.get("n")
+    return r
 
 
 def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo) -> dict:
@@ -115,7 +126,8 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
     n = cfg.n
     with cuda_call("copy", "cudaMalloc (2 arrays)"):
         src = cp.random.RandomState(7).uniform(-1.0, 1.0, n, dtype=cp.float32)
-        out = cp.empty_like(src)
+        guarded = Guarded((n,))
+        out = guarded.array
     threads_per_sm = int(cp.cuda.runtime.deviceGetAttribute(_MAX_THREADS_PER_SM_ATTR, device.index))
     nbytes = n * 4
     stream = cp.cuda.get_current_stream()
@@ -139,7 +151,7 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
     memcpy_runs: list[dict] = []
     for rnd in range(cfg.rounds):
         say(f"round {rnd + 1}/{cfg.rounds}: cudaMemcpy device-to-device")
-        memcpy_runs.append(_copy_measure("cudaMemcpy D2D", memcpy, out, src, cfg, device))
+        memcpy_runs.append(_copy_measure("cudaMemcpy D2D", memcpy, guarded, src, cfg, device))
         for i, (kname, glabel, block, grid, per_thread) in enumerate(configs):
             say(f"round {rnd + 1}/{cfg.rounds}: {kname} block {block} grid {grid} ({i + 1}/{len(configs)})")
             kern = get_kernel(SOURCE, kname)
@@ -149,7 +161,7 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
                 kern.launch((grid, 1, 1), (block, 1, 1), args)
 
             key = (kname, block, grid)
-            r = _copy_measure(kname, launch, out, src, cfg, device)
+            r = _copy_measure(kname, launch, guarded, src, cfg, device)
             row = rows.setdefault(key, {"kernel": kname, "description": VARIANTS[kname][1], "block": block,
                                         "grid": grid, "grid_label": glabel, "runs": []})
             row["runs"].append(r)

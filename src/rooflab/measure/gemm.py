@@ -58,7 +58,7 @@ class GemmConfig:
     flush_l2: bool = False
     seed: int | None = None
     timing: str = "events"  # "events" (a pair per launch), "batched" (many launches per pair), "auto"
-    replicas: int = 4  # concurrent copies in the determinism check
+    replicas: int = 8  # concurrent copies in the determinism check
 
     def validate(self, known: list[str] | None = None) -> None:
         for name, v in (("N", self.n), ("M", self.m), ("K", self.k), ("check size", self.check_n)):

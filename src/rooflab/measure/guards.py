@@ -17,7 +17,7 @@ ALIGN = 64  # words: C starts 256-byte aligned, as cudaMalloc'd memory does
 
 
 def guard_words(row: int) -> int:
-    """At least one row of C and 4096 words on each side, a multiple of ALIGN."""
+    """At least one row (a matrix's last dimension) and 4096 words on each side, a multiple of ALIGN."""
     g = max(4096, row + ALIGN)
     return -(-g // ALIGN) * ALIGN
 
@@ -29,7 +29,7 @@ class Guarded:
         cp = cupy()
         self.shape = tuple(shape)
         self.count = int(np.prod(self.shape))
-        self.guard = guard_words(self.shape[-1] if self.shape else 1)
+        self.guard = guard_words(self.shape[-1] if len(self.shape) >= 2 else 0)
         self._buf = cp.empty(self.count + 2 * self.guard, dtype=dtype)
         self._bits = self._buf.view(cp.uint32)
         self.array = self._buf[self.guard:self.guard + self.count].reshape(self.shape)

@@ -6,6 +6,8 @@
 // elements from global memory for BM x BN x BK FMAs: 128 FLOP per global load.
 // A is stored transposed in shared memory (As[k][m]) so a thread's 8 rows are
 // contiguous. Out-of-range elements load as 0 and are never stored: any M, N, K.
+// PLANT_MISSING_BARRIER drops the second __syncthreads (a race the determinism check must
+// catch at sizes where the values still pass); never defined in normal builds.
 #define BM 128
 #define BN 128
 #define BK 8
@@ -56,7 +58,9 @@ mm_regtile(const float* A, const float* B, float* C, int M, int N, int K)
 #pragma unroll
                 for (int j = 0; j < TN; j++) acc[i][j] += a[i] * b[j];
         }
+#ifndef PLANT_MISSING_BARRIER
         __syncthreads();  // everyone is done with the slice before it is overwritten
+#endif
     }
 #pragma unroll
     for (int i = 0; i < TM; i++) {

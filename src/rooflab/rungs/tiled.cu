@@ -2,8 +2,9 @@
 // A TILE x TILE block stages one tile of A and one of B in shared memory; each
 // element loaded from global memory is then used TILE times, cutting global
 // traffic by TILE. Out-of-range elements load as 0 so any M, N, K works.
-// PLANT_MISSING_BARRIER drops the second __syncthreads (tests use it to prove
-// the checker catches the race); it is never defined in normal builds.
+// Planted bugs, for tests that prove the checker catches them (never defined in normal builds):
+// PLANT_MISSING_BARRIER drops the second __syncthreads (a race); PLANT_ROW_PAST stores one
+// row past the end of C (row <= M), which no value check can see, only the guard zones.
 template <int TILE>
 __global__ void mm_tiled(const float* A,
                          const float* B,
@@ -29,7 +30,11 @@ __global__ void mm_tiled(const float* A,
         __syncthreads();  // everyone is done with the tile before it is overwritten
 #endif
     }
+#ifdef PLANT_ROW_PAST
+    if (row <= M && col < N) C[(size_t)row * N + col] = sum;
+#else
     if (row < M && col < N) C[(size_t)row * N + col] = sum;
+#endif
 }
 
 // Explicit instantiations so nvcc -cubin (CI's compile check) emits both.
