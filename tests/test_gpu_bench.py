@@ -42,9 +42,10 @@ def test_bench_a_correct_kernel_checked_timed_profiled_and_placed(tmp_path):
 
 
 def test_bench_a_buggy_kernel_is_failed():
-    p = cli("bench", str(DATA / "my_sgemm.cu"), "--kernel", "my_sgemm_row_past", "--n", "1000", "--vs", "")
+    p = cli("bench", str(DATA / "my_sgemm.cu"), "--kernel", "my_sgemm_row_past", "--n", "1000", "--vs", "",
+            "--format", "md")
     assert p.returncode == 1, p.stdout + p.stderr
-    assert "FAILED" in p.stdout and "outside C" in p.stdout
+    assert "FAILED" in p.stdout and "outside C" in p.stdout and "GFLOP/s" in p.stdout
 
 
 def test_bench_a_kernel_that_does_not_compile():

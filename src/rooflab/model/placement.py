@@ -58,6 +58,11 @@ def points(doc: dict) -> list[Point]:
             ai = p["ai"] if measured else rec["model"]["ai_flop_per_byte"]
             roof = FP32_ROOF if rec.get("precision", "fp32") == "fp32" else f"{rec['precision'].upper()} tensor"
             pts.append(Point(rec["kernel"], ai, rec["flops"] / (ms * 1e-3), "ncu" if measured else "model", roof))
+    for rec in (doc.get("bench") or {}).get("rows", []):
+        if rec.get("passed") and rec.get("timing") and rec.get("flops"):  # no FLOPs (a copy): no FLOP/s point
+            s = rec["timing"]["median_ms"] * 1e-3
+            roof = FP32_ROOF if rec.get("precision", "fp32") == "fp32" else f"{rec['precision'].upper()} tensor"
+            pts.append(Point(rec["kernel"], rec["flops"] / rec["bytes"], rec["flops"] / s, "model", roof))
     return pts
 
 
