@@ -21,7 +21,8 @@ def test_device_roofs(device):
 
 
 def test_copy_variants_verified_with_tail(device):
-    from rooflab.measure.bandwidth import BandwidthConfig, run, summarize
+    from rooflab.measure.bandwidth import BandwidthConfig, run
+    from rooflab.model.ceilings import summarize
 
     sec = run(BandwidthConfig(n=(1 << 20) + 3, reps=50, rounds=1, blocks=(128, 1024)), device)
     s = summarize(sec)

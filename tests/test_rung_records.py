@@ -110,3 +110,23 @@ def test_a_rung_added_to_the_ladder_needs_no_other_edit(recorded, tmp_path, monk
     from rooflab.measure.gemm import GemmConfig
     GemmConfig(kernels=["toy"]).validate()
     assert toy.source_path() == tmp_path / "toy.cu"
+
+
+def test_a_compile_error_shows_the_compilers_lines_then_one_error(monkeypatch, capsys):
+    import sys
+
+    from rooflab import cli as cli_mod
+    from rooflab.errors import CompileError
+
+    def refuse(*_a, **_k):
+        raise CompileError("/x/broken.cu", "broken.cu(4): error: identifier \"undeclared_name\" is undefined\n"
+                                           "1 error detected in the compilation of \"broken.cu\".")
+
+    monkeypatch.setattr(cli_mod, "parse_target", refuse)
+    monkeypatch.setattr(sys, "argv", ["rooflab", "bench", "/x/broken.cu", "--kernel", "broken"])
+    with pytest.raises(SystemExit) as exc:
+        cli_mod.main()
+    assert exc.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert "undeclared_name" in lines[0]
+    assert lines[-1] == "rooflab: error: /x/broken.cu does not compile (1 compiler error above)"

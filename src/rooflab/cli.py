@@ -613,6 +613,8 @@ def main() -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except RooflabError as exc:
+        for line in getattr(exc, "log", "").strip().splitlines():  # a compiler's log, before the one error line
+            err.print(line, markup=False, highlight=False)
         err.print(f"rooflab: error: {exc}", markup=False)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:

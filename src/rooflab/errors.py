@@ -38,6 +38,6 @@ class CompileError(UsageError):
 
     def __init__(self, source: str, log: str):
         self.source, self.log = source, log
-        errors = sum(1 for ln in log.splitlines() if "error" in ln)
+        errors = sum(1 for ln in log.splitlines() if ": error" in ln)
         super().__init__(f"{source} does not compile ({errors or 'see the'} compiler error"
                          f"{'s' if errors != 1 else ''} above)")

@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         k = get_kernel("ceilings/fma.cu", f"fma_chain<{acc}>")
         _profiled(cp, lambda: k.launch((grid, 1, 1), (block, 1, 1), (out, np.int32(iters), X, Y)), "fma")
         print(f"flops={grid * block * iters * FMA_PER_CHAIN_PER_ITER * acc * 2}")
+    elif a.spec:
+        _user_gemm(cp, a.label, a.n, a.spec)
     else:
         from rooflab.measure.gemm import prepare  # noqa: PLC0415
         from rooflab import rungs  # noqa: PLC0415
