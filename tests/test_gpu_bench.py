@@ -80,8 +80,8 @@ def test_stream_op_and_short_kernel_timing():
 
 
 def test_both_timing_methods_agree_on_a_long_kernel():
-    from rooflab.measure.gemm import GemmConfig, run
     from rooflab.cuda.device import detect
+    from rooflab.measure.gemm import GemmConfig, run
 
     dev = detect()
     ev = run(GemmConfig(m=2048, n=2048, k=2048, reps=10, kernels=["tiled32"], timing="events"), dev)

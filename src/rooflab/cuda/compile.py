@@ -37,8 +37,8 @@ def _module(relpath: str, name_expressions: tuple[str, ...], options: tuple[str,
             mod.compile()
     except KernelError as exc:
         if Path(relpath).is_absolute():  # a user's kernel: their compile error is bad input
-            log = getattr(exc.__cause__, "get_message", lambda: exc.detail)()
-            raise CompileError(relpath, str(log)) from None
+            get_log = getattr(exc.__cause__, "get_message", None)  # CuPy's CompileException: the whole log
+            raise CompileError(relpath, str(get_log() if get_log else exc.detail)) from None
         raise
     return mod
 

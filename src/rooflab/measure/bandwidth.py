@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from rooflab import ceilings
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
@@ -22,16 +23,12 @@ from rooflab.errors import UsageError
 from rooflab.measure.guards import Guarded
 from rooflab.rungs.record import cdiv
 
-SOURCE = "ceilings/copy.cu"
+SOURCE = ceilings.COPY
 _MAX_THREADS_PER_SM_ATTR = 39  # cudaDevAttrMaxThreadsPerMultiProcessor
 _D2D = 3  # cudaMemcpyDeviceToDevice
 
-# kernel -> (elements moved per thread per grid-stride step, description)
-VARIANTS = {
-    "copy_scalar": (1, "seed's scalar grid-stride loop"),
-    "copy_float4": (4, "float4 (16-byte) grid-stride loop"),
-    "copy_float4_unroll<4>": (16, "float4, 4 loads in flight per thread"),
-}
+# kernel -> (elements moved per thread per grid-stride step, description), from the ceiling records
+VARIANTS = {c.kernel: (c.per_thread, c.what) for c in ceilings.SWEEP}
 
 
 @dataclass
@@ -87,7 +84,7 @@ def _copy_measure(label, launch, guarded: Guarded, src, cfg, device) -> dict:
         touched["n"] = guarded.touched()
         return touched["n"] == 0 and bool(cp.array_equal(guarded.array, src))
 
-    r = _measure(label, launch, verify, 2.0 * cfg.n * 4, cfg, device)
+    r = _measure(label, launch, verify, ceilings.COPY_FLOAT4.bytes(cfg.n), cfg, device)
     r["guard_touched"] = touched.get("n")
     return r
 
@@ -108,11 +105,11 @@ def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo) -> dict:
 
     partial.fill(np.nan)
     read = _measure("read_float4", lambda: rk.launch((rgrid, 1, 1), (256, 1, 1), (src, partial, np.uint64(n))),
-                    read_ok, n * 4.0 + partial.size * 4.0, cfg, device)
+                    read_ok, ceilings.READ.bytes(n) + partial.size * 4.0, cfg, device)
     wgrid = cdiv(cdiv(n, 4), 128)
     out.fill(np.nan)
     write = _measure("write_float4", lambda: wk.launch((wgrid, 1, 1), (128, 1, 1), (out, np.float32(3.0), np.uint64(n))),
-                     lambda: bool(cp.all(out == np.float32(3.0))), n * 4.0, cfg, device)
+                     lambda: bool(cp.all(out == np.float32(3.0))), ceilings.WRITE.bytes(n), cfg, device)
     return {"read": read, "write": write,
             "note": "read: float4 grid-stride sum, 16 float4 per thread, block 256 (bytes include the 1/64 "
                     "partial-sum write); write: float4 fill, one float4 per thread, block 128"}
@@ -178,7 +175,8 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
     if ok:
         t = time_kernel(lambda: scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n))),
                         label="scale_float4", reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
-        scale.update(timing=t.to_dict(), gbs=_gbs(8.0 * n, t.median_ms), gflops=n / (t.median_ms * 1e-3) / 1e9)
+        scale.update(timing=t.to_dict(), gbs=_gbs(ceilings.SCALE.bytes(n), t.median_ms),
+                     gflops=ceilings.SCALE.flops(n) / (t.median_ms * 1e-3) / 1e9)
     say("read-only and write-only passes")
     directions = _directions(src, out, cfg, device)
 

@@ -15,14 +15,15 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from rooflab.ceilings import FMA
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cupy, synchronize
 from rooflab.cuda.timing import time_kernel
 from rooflab.errors import UsageError
 
-SOURCE = "ceilings/fma.cu"
-FMA_PER_CHAIN_PER_ITER = 16  # must match fma.cu
+SOURCE = FMA.source
+FMA_PER_CHAIN_PER_ITER = FMA.fma_per_chain_per_iter
 X, Y = np.float32(0.9999), np.float32(1.0e-4)  # acc -> y/(1-x) = 1: no overflow, no denormals
 
 
@@ -36,7 +37,7 @@ class FlopsConfig:
     warmup: int = 1
 
     def validate(self) -> None:
-        bad = [a for a in self.accumulators if a not in (1, 2, 4, 8)]
+        bad = [a for a in self.accumulators if a not in FMA.accumulators]
         if bad:
             raise UsageError(f"accumulators must be among 1, 2, 4, 8 (compiled instances), got {bad}")
         if self.reps < 1:
@@ -44,7 +45,7 @@ class FlopsConfig:
 
 
 def kernel_name(acc: int) -> str:
-    return f"fma_chain<{acc}>"
+    return FMA.kernel(acc)
 
 
 def emulate(threads: int, acc: int, iters: int) -> np.ndarray:
@@ -89,7 +90,7 @@ def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | 
             fma_per_iter = FMA_PER_CHAIN_PER_ITER * acc
             # size each launch to about target_ms at the peak rate
             iters = max(256, int(cfg.target_ms * 1e-3 * peak / 2 / (threads * fma_per_iter)))
-            flops = float(threads) * iters * fma_per_iter * 2
+            flops = FMA.flops(threads, iters, acc)
             row = {"accumulators": acc, "blocks_per_sm": per_sm, "block": block, "grid": grid,
                    "threads": threads, "iters": iters, "fma_per_iter": fma_per_iter, "flops": flops,
                    "warps_per_scheduler": per_sm * block / 32 / 4, "verified": ok, "verify_rel_err": err,

@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     elif a.spec:
         _user_gemm(cp, a.label, a.n, a.spec)
     else:
-        from rooflab.measure.gemm import prepare  # noqa: PLC0415
         from rooflab import rungs  # noqa: PLC0415
+        from rooflab.measure.gemm import prepare  # noqa: PLC0415
 
         if rungs.get(a.label) is None:
             print(f"unknown profile target {a.label}", file=sys.stderr)

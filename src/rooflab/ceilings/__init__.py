@@ -1,0 +1,59 @@
+"""The ceilings: one record per kernel, as BabelStream's benchmark table (label, weight = arrays
+moved per element, so bytes = weight × 4 × n). The harnesses (rooflab.measure.bandwidth, .flops)
+launch and verify them; the renderers read the labels and models from here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    kernel: str  # the function (or template instance) in `source`
+    source: str  # kernel file inside the package
+    what: str  # table label
+    arrays: float  # float arrays moved per element: bytes = arrays × 4 × n
+    per_thread: int = 1  # elements per thread per grid-stride step
+    flops_per_element: float = 0.0
+    verify: str = "copy"  # what the checked run must produce: copy | scale | sum | fill
+
+    def bytes(self, n: int) -> float:
+        return self.arrays * 4.0 * n
+
+    def flops(self, n: int) -> float:
+        return self.flops_per_element * n
+
+
+COPY = "ceilings/copy.cu"
+COPY_SCALAR = Ceiling("copy_scalar", COPY, "seed's scalar grid-stride loop", arrays=2)
+COPY_FLOAT4 = Ceiling("copy_float4", COPY, "float4 (16-byte) grid-stride loop", arrays=2, per_thread=4)
+COPY_UNROLL4 = Ceiling("copy_float4_unroll<4>", COPY, "float4, 4 loads in flight per thread", arrays=2,
+                       per_thread=16)
+SCALE = Ceiling("scale_float4", COPY, "y = a·x, float4 (the seed's P5 kernel, AI 0.125)", arrays=2, per_thread=4,
+                flops_per_element=1.0, verify="scale")
+READ = Ceiling("read_float4", COPY, "read only: float4 grid-stride sum, 16 float4 per thread", arrays=1,
+               per_thread=64, verify="sum")
+WRITE = Ceiling("write_float4", COPY, "write only: float4 fill, one float4 per thread", arrays=1, per_thread=4,
+                verify="fill")
+
+# the launch sweep (P4): every copy variant × block sizes × grids
+SWEEP = (COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4)
+BY_KERNEL = {c.kernel: c for c in (COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4, SCALE, READ, WRITE)}
+
+
+@dataclass(frozen=True)
+class FmaChain:
+    """Register-only FMA chains (P6): FLOPs = threads × iters × (16 × accumulators) × 2."""
+
+    source: str = "ceilings/fma.cu"
+    fma_per_chain_per_iter: int = 16  # must match FMA_PER_CHAIN_PER_ITER in fma.cu
+    accumulators: tuple[int, ...] = (1, 2, 4, 8)  # the compiled instances
+
+    def kernel(self, acc: int) -> str:
+        return f"fma_chain<{acc}>"
+
+    def flops(self, threads: int, iters: int, acc: int) -> float:
+        return float(threads) * iters * self.fma_per_chain_per_iter * acc * 2
+
+
+FMA = FmaChain()
