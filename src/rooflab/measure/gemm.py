@@ -31,7 +31,15 @@ from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import l2_flusher, time_launches
 from rooflab.errors import KernelError, UsageError
 from rooflab.measure.guards import Guarded
-from rooflab.model.check import MIXED, POSITIVE, SEED_RTOL, Check, make_check
+from rooflab.model.check import (
+    MIXED,
+    POSITIVE,
+    SEED_RTOL,
+    Check,
+    bf16_bits,
+    make_check,
+    round_inputs,
+)
 from rooflab.rungs.record import Rung
 
 Progress = Callable[[str], None]
@@ -131,12 +139,13 @@ class _Inputs:
         rng = np.random.default_rng(seed)
         cm, cn, ck = (min(cfg.m, cfg.check_n), min(cfg.n, cfg.check_n), min(cfg.k, cfg.check_n))
         self.check_shape = (cm, cn, ck)
-        self.small = []
+        self.small_host = []
         for label, lo in ((POSITIVE, 0.0), (MIXED, -1.0)):
             a = rng.uniform(lo, 1.0, (cm, ck)).astype(np.float32)
             b = rng.uniform(lo, 1.0, (ck, cn)).astype(np.float32)
-            ref = cp.asarray(a.astype(np.float64) @ b.astype(np.float64))
-            self.small.append((label, cp.asarray(a), cp.asarray(b), ref))
+            self.small_host.append((label, a, b))
+        self.small = [(label, cp.asarray(a), cp.asarray(b), cp.asarray(a.astype(np.float64) @ b.astype(np.float64)))
+                      for label, a, b in self.small_host]
         m, n, k = cfg.m, cfg.n, cfg.k
         if (m, n, k) == self.check_shape:  # the timed size is the check size: reuse its [-1,1) inputs
             _, self.a, self.b, self.ref = self.small[1]
@@ -148,6 +157,55 @@ class _Inputs:
                 self.ref = self.a.astype(cp.float64) @ self.b.astype(cp.float64)
                 synchronize("float64 reference")
         self.c = Guarded((m, n))
+        self._variants: dict = {}
+
+    def variant(self, rung: Rung) -> _Variant:
+        """The inputs as this rung takes them, and the reference of its rounded inputs (cached)."""
+        key = (rung.inputs, rung.rounding)
+        if key not in self._variants:
+            self._variants[key] = _Variant(self, *key)
+        return self._variants[key]
+
+
+class _Variant:
+    """One input format and rounding: small [(label, a, b, ref, ref_fp32)], and a, b, ref, ref_fp32
+    at the timed size. For fp32 inputs with no rounding these are the shared arrays themselves."""
+
+    def __init__(self, inp: _Inputs, inputs: str, rounding: str):
+        cp = cupy()
+        self.rounding = rounding
+
+        def convert(xp, x):
+            return bf16_bits(xp, x) if inputs == "bf16" else x
+
+        self.small = []
+        for (label, a, b), (_, da, db, ref32) in zip(inp.small_host, inp.small):
+            if rounding == "fp32" and inputs == "fp32":
+                self.small.append((label, da, db, ref32, ref32))
+                continue
+            ra, rb = round_inputs(np, a, rounding), round_inputs(np, b, rounding)
+            ref = cp.asarray(ra.astype(np.float64) @ rb.astype(np.float64))
+            self.small.append((label, convert(cp, da), convert(cp, db), ref, ref32))
+        if rounding == "fp32" and inputs == "fp32":
+            self.a, self.b, self.ref, self.ref32 = inp.a, inp.b, inp.ref, inp.ref
+            return
+        with cuda_call("inputs", f"{rounding} rounding / float64 reference GEMM"):
+            ra, rb = round_inputs(cp, inp.a, rounding), round_inputs(cp, inp.b, rounding)
+            self.ref = ra.astype(cp.float64) @ rb.astype(cp.float64)
+            self.a, self.b, self.ref32 = convert(cp, inp.a), convert(cp, inp.b), inp.ref
+            synchronize("float64 reference")
+
+
+def skip_reason(rung: Rung, cfg: GemmConfig, device: DeviceInfo) -> str | None:
+    """Why a rung cannot run here, or None."""
+    if tuple(device.cc) < tuple(rung.requires_cc):
+        return (f"needs sm_{rung.requires_cc[0]}{rung.requires_cc[1]} or newer "
+                f"(this GPU is sm_{device.cc[0]}{device.cc[1]})")
+    if rung.aligned > 1:
+        shapes = {(cfg.m, cfg.n, cfg.k), (min(cfg.m, cfg.check_n), min(cfg.n, cfg.check_n), min(cfg.k, cfg.check_n))}
+        if any(x % rung.aligned for shape in shapes for x in shape):
+            return f"needs M, N and K multiples of {rung.aligned}"
+    return None
 
 
 def _checked_run(launch, a, b, out: Guarded, label: str) -> int:
@@ -162,13 +220,13 @@ def _guard_check(touched: int, shape) -> Check:
     return Check("guard zones", tuple(shape), "", "sentinel", float(touched), 0.0, touched == 0)
 
 
-def _determinism(launch, inp: _Inputs, rung: Rung, shape) -> Check:
+def _determinism(launch, var: _Variant, inp: _Inputs, rung: Rung, shape) -> Check:
     """Three runs in a row, then replicas at once on their own streams, all equal to the first."""
     cp = cupy()
     first = inp.c.array.copy()
     differ = 0
     for _ in range(SEQUENTIAL_RUNS - 1):
-        touched = _checked_run(launch, inp.a, inp.b, inp.c, rung.name)
+        touched = _checked_run(launch, var.a, var.b, inp.c, rung.name)
         differ += int(cp.count_nonzero(first.view(cp.uint32) != inp.c.array.view(cp.uint32))) + touched
     count = max(0, min(inp.cfg.replicas, REPLICA_BYTES // max(1, 4 * shape[0] * shape[1])))
     outs = [Guarded(inp.c.shape) for _ in range(count)]
@@ -178,7 +236,7 @@ def _determinism(launch, inp: _Inputs, rung: Rung, shape) -> Check:
     synchronize(rung.name)
     for out, stream in zip(outs, streams):
         with stream:
-            launch(inp.a, inp.b, out.array)
+            launch(var.a, var.b, out.array)
     with cuda_call(rung.name, "cudaDeviceSynchronize (replicas)"):
         cp.cuda.Device().synchronize()  # a library or framework may have used a stream of its own
     for out in outs:
@@ -187,33 +245,45 @@ def _determinism(launch, inp: _Inputs, rung: Rung, shape) -> Check:
     return Check("deterministic", tuple(shape), MIXED, runs, float(differ), 0.0, differ == 0)
 
 
+def _rounding_checks(rung: Rung, cp, out, ref, ref32, shape, inputs: str, reference: str) -> list[Check]:
+    """Normwise against the rounded inputs' reference (the check), and against the FP32 inputs
+    (reported beside it: what the input rounding costs)."""
+    checks = [make_check("normwise", cp, out, ref, shape=shape, inputs=inputs, reference=reference,
+                         tol=rung.normwise_tol)]
+    if rung.rounding != "fp32" or rung.inputs != "fp32":
+        checks[0].reference = f"{reference} of {rung.rounding}-rounded inputs"
+        beside = make_check("normwise", cp, out, ref32, shape=shape, inputs=inputs, reference=reference, tol=1.0)
+        beside.name = "error vs FP32 inputs"
+        checks.append(beside)
+    return checks
+
+
 def check_rung(rung: Rung, inp: _Inputs) -> list[Check]:
     """Run every check; stop at the first failure."""
     cp = cupy()
+    var = inp.variant(rung)
     checks: list[Check] = []
     cm, cn, ck = inp.check_shape
     launch, _ = prepare(rung, cm, cn, ck)
     small_out = Guarded((cm, cn))
-    for label, a, b, ref in inp.small:
+    for label, a, b, ref, ref32 in var.small:
         touched = _checked_run(launch, a, b, small_out, rung.name)
-        names = ["seed max-rel", "normwise"] if label == POSITIVE else ["normwise"]
-        for name in names:
-            tol = SEED_RTOL if name == "seed max-rel" else rung.normwise_tol
-            checks.append(make_check(name, cp, small_out.array, ref, shape=inp.check_shape, inputs=label,
-                                     reference="CPU float64", tol=tol))
+        if label == POSITIVE:
+            checks.append(make_check("seed max-rel", cp, small_out.array, ref, shape=inp.check_shape, inputs=label,
+                                     reference="CPU float64", tol=SEED_RTOL))
+        checks += _rounding_checks(rung, cp, small_out.array, ref, ref32, inp.check_shape, label, "CPU float64")
         checks.append(_guard_check(touched, inp.check_shape))
         if not all(ch.passed for ch in checks):
             return checks
     shape = (inp.cfg.m, inp.cfg.n, inp.cfg.k)
     launch, _ = prepare(rung, *shape)
-    touched = _checked_run(launch, inp.a, inp.b, inp.c, rung.name)
+    touched = _checked_run(launch, var.a, var.b, inp.c, rung.name)
     if shape != inp.check_shape:
-        checks.append(make_check("normwise", cp, inp.c.array, inp.ref, shape=shape, inputs=MIXED,
-                                 reference="GPU float64", tol=rung.normwise_tol))
+        checks += _rounding_checks(rung, cp, inp.c.array, var.ref, var.ref32, shape, MIXED, "GPU float64")
         checks.append(_guard_check(touched, shape))
-        if not all(ch.passed for ch in checks[-2:]):
+        if not all(ch.passed for ch in checks):
             return checks
-    checks.append(_determinism(launch, inp, rung, shape))
+    checks.append(_determinism(launch, var, inp, rung, shape))
     return checks
 
 
@@ -221,6 +291,7 @@ def rung_record(rung: Rung, cfg: GemmConfig, device: DeviceInfo) -> dict:
     m, n, k = cfg.m, cfg.n, cfg.k
     return {
         "kernel": rung.name, "title": rung.title, "stage": rung.stage, "precision": rung.precision,
+        "inputs": rung.inputs, "rounding": rung.rounding,
         "explain": rung.explain, "device": device.name, "m": m, "n": n, "k": k, "flops": rung.flops(m, n, k),
         "model": rung.model(m, n, k), "launch": None, "checks": [], "passed": False, "error": None,
         "timing": None,
@@ -231,6 +302,9 @@ def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | 
     cfg = inp.cfg
     rec = rung_record(rung, cfg, device)
     say = progress or (lambda _msg: None)
+    rec["skipped"] = skip_reason(rung, cfg, device)
+    if rec["skipped"]:
+        return rec
     try:
         say(f"{rung.name}: compile")
         launch, rec["launch"] = prepare(rung, cfg.m, cfg.n, cfg.k)
@@ -242,8 +316,8 @@ def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | 
             return rec
         say(f"{rung.name}: time {cfg.reps} reps")
         flush = l2_flusher(device.l2_bytes) if cfg.flush_l2 else None
-        c = inp.c.array
-        timing = time_launches(lambda: launch(inp.a, inp.b, c), label=rung.name, reps=cfg.reps,
+        var, c = inp.variant(rung), inp.c.array
+        timing = time_launches(lambda: launch(var.a, var.b, c), label=rung.name, reps=cfg.reps,
                                warmup=cfg.warmup, flush=flush, pci_bus_id=device.pci_bus_id, method=cfg.timing)
         rec["timing"] = timing.to_dict()
     except KernelError as exc:

@@ -93,3 +93,23 @@ def make_check(name: str, xp, got, ref, *, shape, inputs, reference, tol) -> Che
     fn = seed_max_rel if name == "seed max-rel" else normwise
     value, bad = fn(xp, got, ref)
     return Check(name, tuple(shape), inputs, reference, value, tol, value <= tol, bad)
+
+
+def round_inputs(xp, x, to: str):
+    """FP32 values rounded as a tensor core reads them, still as float32: "tf32" (10 mantissa bits,
+    round to nearest, ties away: cvt.rna.tf32.f32) or "bf16" (7 bits, ties to even); "fp32" as is."""
+    if to == "fp32":
+        return x
+    bits = xp.ascontiguousarray(x, dtype=xp.float32).view(xp.uint32)
+    if to == "tf32":
+        r = (bits + xp.uint32(0x1000)) & xp.uint32(0xFFFFE000)
+    elif to == "bf16":
+        r = ((bits + xp.uint32(0x7FFF) + ((bits >> xp.uint32(16)) & xp.uint32(1))) >> xp.uint32(16)) << xp.uint32(16)
+    else:
+        raise ValueError(f"unknown rounding {to!r}")
+    return r.astype(xp.uint32).view(xp.float32)
+
+
+def bf16_bits(xp, x):
+    """FP32 values as bf16 bit patterns (uint16), rounded to nearest even: what a BF16 kernel takes."""
+    return (round_inputs(xp, x, "bf16").view(xp.uint32) >> xp.uint32(16)).astype(xp.uint16)

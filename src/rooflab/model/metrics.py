@@ -7,10 +7,18 @@ def median_ms(rec: dict) -> float | None:
     return rec["timing"]["median_ms"] if rec.get("timing") and rec.get("passed") else None
 
 
+# roofs that are a fraction of another: 3xTF32 issues three TF32 products per FMA
+DERIVED_ROOFS = {"3xtf32": ("tf32", 1 / 3)}
+
+
 def peak_for(doc: dict, precision: str) -> float | None:
     dev = doc.get("device") or {}
     if precision == "fp32":
         return dev.get("fp32_peak_flops")
+    if precision in DERIVED_ROOFS:
+        base, share = DERIVED_ROOFS[precision]
+        rate = (dev.get("tensor_peaks") or {}).get(base)
+        return rate * share if rate else None
     return (dev.get("tensor_peaks") or {}).get(precision)
 
 

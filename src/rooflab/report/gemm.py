@@ -9,6 +9,8 @@ from rooflab.report.table import Table, fmt
 
 
 def status(rec: dict) -> str:
+    if rec.get("skipped"):
+        return f"skipped: {rec['skipped']}"
     if rec.get("error"):
         return f"FAILED: {rec['error']}"
     if not rec.get("passed"):

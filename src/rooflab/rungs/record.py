@@ -71,8 +71,15 @@ class Rung:
     kernel: str | None = None  # function or template instance, e.g. "mm_tiled<32>"
     block: tuple[int, int, int] = (16, 16, 1)
     grid: Grid | None = None
-    precision: str = "fp32"  # which roof judges it: "fp32" CUDA cores, "tf32", "bf16" tensor cores
+    precision: str = "fp32"  # which roof judges it: "fp32" CUDA cores; "tf32", "bf16", "3xtf32" tensor cores
     normwise_tol: float = 1e-5  # FP32 accumulation over K=4096 lands near 1e-6
+    inputs: str = "fp32"  # what A and B are: "fp32" arrays, or "bf16" (uint16 bit patterns)
+    # the check's reference: the float64 product of the inputs rounded as the kernel reads them
+    # ("tf32", "bf16"), so the check measures the kernel and not the input rounding; the error
+    # against the FP32 inputs is reported beside it. "fp32": no rounding (3xTF32 must meet it).
+    rounding: str = "fp32"
+    requires_cc: tuple[int, int] = (7, 5)  # oldest GPU it runs on; older ones skip it, saying why
+    aligned: int = 1  # M, N and K must be multiples of this (0 = any); a rung that cannot run says so
     # library rungs: "module:function" whose function(m, n, k) returns launch(a, b, c) (a string
     # keeps this record free of CUDA imports), or that function itself (a user's Python callable)
     launcher: str | Callable | None = None
