@@ -387,6 +387,40 @@ def bench(target, kernel, op, op_module, n, m, k, block, grid, options, shared_m
         sys.exit(1)
 
 
+
+@cli.command()
+@click.option("--n", type=click.IntRange(min=1), default=4096, show_default=True, help="Size the search times at.")
+@click.option("--kernels", default=None, cls=LadderOption,
+              help="Tunable rungs to search (default: every rung with variants, from {ladder}).")
+@click.option("--reps", type=click.IntRange(min=1), default=10, show_default=True, help="Timed launches per variant.")
+@format_option
+def tune(n, kernels, reps, fmt):
+    """Search the launch configurations of the tunable rungs (G12) on this GPU and cache the
+    fastest that passes its checks; `gemm` and `report` then run the cached winner.
+
+    The cache is keyed by GPU name, compute capability, driver and rooflab version, in
+    ~/.cache/rooflab/tune.json (ROOFLAB_CACHE moves it).
+    """
+    from rooflab import rungs  # noqa: PLC0415
+    from rooflab.measure import gemm as gemm_mod  # noqa: PLC0415
+    from rooflab.report.table import Table  # noqa: PLC0415
+
+    names = [x.strip() for x in kernels.split(",") if x.strip()] if kernels else \
+        [r.name for r in rungs.LADDER if r.variants]
+    if not names:
+        raise UsageError("no tunable rungs in the ladder")
+    cfg = gemm_mod.GemmConfig(m=n, n=n, k=n, reps=reps, kernels=names)
+    cfg.validate()
+    doc = measure("tune", tune=lambda dev, say: gemm_mod.tune_rungs(cfg, dev, say))
+    rows = []
+    for r in doc["tune"]["rungs"]:
+        for label, ms in r["times_ms"].items():
+            rows.append([r["rung"], label, "FAILED" if ms is None else f"{ms:.3f}", "winner" if label == r["winner"] else ""])
+    t = Table(f"Tuning at N={n}", ["rung", "configuration", "ms", ""], rows, [f"cache: {doc['tune']['cache']}"],
+              key="tune")
+    emit(doc, [t], [], fmt, None)
+
+
 def _maybe_device() -> dict | None:
     """The present device, or None where there is no GPU (spec-only commands work anyway)."""
     from rooflab.errors import NoGPUError  # noqa: PLC0415

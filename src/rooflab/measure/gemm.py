@@ -30,6 +30,7 @@ from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import l2_flusher, time_launches
 from rooflab.errors import KernelError, UsageError
+from rooflab.measure import tune
 from rooflab.measure.guards import Guarded
 from rooflab.model.check import (
     MIXED,
@@ -338,7 +339,13 @@ def run(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = None,
         progress("inputs and float64 references")
     inp = _Inputs(cfg, seed)
     table = {**rungs.by_name(), **{r.name: r for r in extra}}
-    recs = [run_rung(table[name], inp, device, progress) for name in cfg.kernels]
+    recs = []
+    for name in cfg.kernels:
+        rung, tuning = tune.choose(table[name], device)  # a tunable rung runs its cached winner
+        rec = run_rung(rung, inp, device, progress)
+        if tuning:
+            rec["tuning"] = tuning
+        recs.append(rec)
     return {
         "config": {**asdict(cfg), "seed": seed},
         "method": {
@@ -352,3 +359,19 @@ def run(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = None,
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "rungs": recs,
     }
+
+
+def tune_rungs(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = None) -> dict:
+    """Search every variant of the selected tunable rungs at cfg's size; cache the winners."""
+    cfg.validate()
+    check_fits(cfg, device)
+    seed = cfg.seed if cfg.seed is not None else random.SystemRandom().randrange(2**31)
+    inp = _Inputs(cfg, seed)
+
+    def median(rung: Rung) -> float | None:
+        rec = run_rung(rung, inp, device)
+        return rec["timing"]["median_ms"] if rec["passed"] and rec["timing"] else None
+
+    out = [tune.search(rungs.get(name), device, median, progress, n=cfg.n)
+           for name in cfg.kernels if rungs.get(name) and rungs.get(name).variants]
+    return {"config": {**asdict(cfg), "seed": seed}, "cache": str(tune.cache_path()), "rungs": out}

@@ -57,6 +57,17 @@ Transition = Callable[[Step], str]
 
 
 @dataclass(frozen=True)
+class Variant:
+    """One launch configuration of a tunable rung: a template instance and its geometry."""
+
+    label: str  # e.g. "128x128x8 w64x32 t8x8 s2"
+    kernel: str
+    block: tuple[int, int, int]
+    grid: Grid
+    shared_mem: int = 0
+
+
+@dataclass(frozen=True)
 class Rung:
     name: str  # CLI name, e.g. "tiled32"
     title: str  # table label
@@ -79,7 +90,15 @@ class Rung:
     # against the FP32 inputs is reported beside it. "fp32": no rounding (3xTF32 must meet it).
     rounding: str = "fp32"
     requires_cc: tuple[int, int] = (7, 5)  # oldest GPU it runs on; older ones skip it, saying why
-    aligned: int = 1  # M, N and K must be multiples of this (0 = any); a rung that cannot run says so
+    aligned: int = 1  # M, N and K must be multiples of this (1 = any); a rung that cannot run says so
+    # tunable rungs: the configurations `rooflab tune` searches; the first is the default, and the
+    # winner for a GPU is cached on disk (rooflab.measure.tune)
+    variants: tuple[Variant, ...] = ()
+
+    def with_variant(self, v: Variant) -> Rung:
+        from dataclasses import replace  # noqa: PLC0415
+
+        return replace(self, kernel=v.kernel, block=v.block, grid=v.grid, shared_mem=v.shared_mem)
     # library rungs: "module:function" whose function(m, n, k) returns launch(a, b, c) (a string
     # keeps this record free of CUDA imports), or that function itself (a user's Python callable)
     launcher: str | Callable | None = None

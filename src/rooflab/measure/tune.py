@@ -1,0 +1,75 @@
+"""Autotuning of rungs that declare launch variants: each variant is compiled, checked and timed
+at one size; the fastest that passes is cached on disk, keyed by GPU name, compute capability,
+driver and rooflab version, and reused without searching (`rooflab tune` searches again)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from rooflab import __version__, results
+from rooflab.cuda.device import DeviceInfo
+from rooflab.rungs.record import Rung, Variant
+
+
+def cache_path() -> Path:
+    base = os.environ.get("ROOFLAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rooflab")
+    return Path(base) / "tune.json"
+
+
+def device_key(device: DeviceInfo) -> str:
+    return f"{device.name}|sm_{device.cc[0]}{device.cc[1]}|driver {device.driver_version}|rooflab {__version__}"
+
+
+def _load() -> dict:
+    try:
+        return json.loads(cache_path().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def cached(rung: Rung, device: DeviceInfo) -> dict | None:
+    """The cached search result for this rung on this device, if any."""
+    entry = _load().get(device_key(device), {}).get(rung.name)
+    if entry and any(v.label == entry.get("winner") for v in rung.variants):
+        return entry
+    return None
+
+
+def choose(rung: Rung, device: DeviceInfo) -> tuple[Rung, dict]:
+    """The rung with its tuned (or default) variant applied, and what to record about the choice."""
+    if not rung.variants:
+        return rung, {}
+    entry = cached(rung, device)
+    label = entry["winner"] if entry else rung.variants[0].label
+    v = next(v for v in rung.variants if v.label == label)
+    info = {"config": v.label, "tuned": bool(entry), "tried": entry["tried"] if entry else 0,
+            "candidates": len(rung.variants), "tuned_at_n": entry["n"] if entry else None}
+    return rung.with_variant(v), info
+
+
+def search(rung: Rung, device: DeviceInfo, measure: Callable[[Rung], float | None],
+           progress: Callable[[str], None] | None = None, n: int = 4096) -> dict:
+    """Time every variant (measure(rung) -> median ms, None if it failed its check); cache the winner."""
+    say = progress or (lambda _m: None)
+    times: dict[str, float | None] = {}
+    for i, v in enumerate(rung.variants):
+        say(f"tune {rung.name}: {v.label} ({i + 1}/{len(rung.variants)})")
+        times[v.label] = measure(rung.with_variant(v))
+    ok = {k: t for k, t in times.items() if t}
+    if not ok:
+        return {"rung": rung.name, "winner": None, "tried": len(times), "times_ms": times}
+    winner = min(ok, key=ok.get)
+    entry = {"winner": winner, "tried": len(times), "n": n, "times_ms": times,
+             "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    data = _load()
+    data.setdefault(device_key(device), {})[rung.name] = entry
+    results.write_atomic(cache_path(), json.dumps(data, indent=2) + "\n")
+    return {"rung": rung.name, **entry}
+
+
+__all__ = ["Variant", "cache_path", "cached", "choose", "search"]

@@ -1,0 +1,52 @@
+"""The tuning cache: the fastest passing variant wins, is keyed by the device, and is reused."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from rooflab.measure import tune
+from rooflab.rungs.record import Rung, Variant, cdiv
+
+
+def grid(m, n, k):
+    return (cdiv(n, 128), cdiv(m, 128), 1)
+
+
+VARIANTS = tuple(Variant(f"v{i}", f"mm<{i}>", (256, 1, 1), grid) for i in range(3))
+RUNG = Rung(name="tunable", title="t", stage="s", explain="e", loads_per_fma=None, source="rungs/x.cu",
+            kernel="mm<0>", variants=VARIANTS)
+DEV = SimpleNamespace(name="NVIDIA H200", cc=(9, 0), driver_version="580.159.04")
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROOFLAB_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_default_is_the_first_variant_until_tuned():
+    rung, info = tune.choose(RUNG, DEV)
+    assert rung.kernel == "mm<0>" and info == {"config": "v0", "tuned": False, "tried": 0, "candidates": 3,
+                                               "tuned_at_n": None}
+
+
+def test_search_caches_the_fastest_that_passed(cache):
+    times = {"mm<0>": 3.0, "mm<1>": None, "mm<2>": 2.0}  # v1 failed its check: never the winner
+    res = tune.search(RUNG, DEV, lambda r: times[r.kernel], n=2048)
+    assert res["winner"] == "v2" and res["tried"] == 3
+    rung, info = tune.choose(RUNG, DEV)
+    assert rung.kernel == "mm<2>" and info["tuned"] and info["tried"] == 3 and info["tuned_at_n"] == 2048
+    assert (cache / "tune.json").is_file()
+
+
+def test_cache_is_per_device_and_version(monkeypatch):
+    tune.search(RUNG, DEV, lambda r: {"mm<0>": 3.0, "mm<1>": 1.0, "mm<2>": 2.0}[r.kernel])
+    other = SimpleNamespace(name="NVIDIA A100", cc=(8, 0), driver_version="580.159.04")
+    assert tune.choose(RUNG, other)[1]["tuned"] is False
+    monkeypatch.setattr(tune, "__version__", "9.9")
+    assert tune.choose(RUNG, DEV)[1]["tuned"] is False
+
+
+def test_nothing_passes_nothing_cached():
+    res = tune.search(RUNG, DEV, lambda r: None)
+    assert res["winner"] is None and tune.cached(RUNG, DEV) is None
