@@ -32,7 +32,9 @@ PLANTED = PLANTS[0]
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not on PATH: "
                                                      "the offline kernel compile checks need it")
 
-JOBS = [(f, arch, ()) for f in CU_FILES for arch in ARCHS] + PLANTS
+# Hopper-only instructions (wgmma, setmaxnreg) need the architecture-specific target as well
+JOBS = ([(f, arch, ()) for f in CU_FILES for arch in ARCHS]
+        + [(f, "sm_90a", ()) for f in CU_FILES if "wgmma" in f.read_text()] + PLANTS)
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+a?)'")
 _PROPS = re.compile(r"Function properties for (\S+)")
@@ -56,7 +58,8 @@ def _compile(job, outdir: Path) -> tuple[str, subprocess.CompletedProcess]:
     snap = outdir / stem / f.name
     snap.parent.mkdir()
     snap.write_text(source)
-    cmd = [NVCC, f"-arch={arch}", "-std=c++17", "-cubin", "-Xptxas", "-v", f"-I{f.parent}", *opts,
+    target = "-gencode=arch=compute_90a,code=sm_90a" if arch == "sm_90a" else f"-arch={arch}"
+    cmd = [NVCC, target, "-std=c++17", "-cubin", "-Xptxas", "-v", f"-I{f.parent}", *opts,
            "-o", str(outdir / f"{stem}.cubin"), str(snap)]
     return source, subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 

@@ -32,6 +32,7 @@ def sgemm(m: int, n: int, k: int):
     beta = np.zeros(1, dtype=np.float32)
 
     def launch(a, b, c):
+        cublas.setStream(handle, cp.cuda.get_current_stream().ptr)  # the replicas run on streams of their own
         with cuda_call("cublas", "cublasSgemm"):
             cublas.sgemm(handle, _OP_N, _OP_N, n, m, k,
                          alpha.ctypes.data, b.data.ptr, n,
@@ -39,3 +40,41 @@ def sgemm(m: int, n: int, k: int):
                          beta.ctypes.data, c.data.ptr, n)
 
     return launch
+
+
+# cublasGemmEx: data and compute types (cublas_api.h, library_types.h)
+CUDA_R_32F = 0
+CUDA_R_16BF = 14
+CUBLAS_COMPUTE_32F = 68
+CUBLAS_COMPUTE_32F_FAST_TF32 = 74
+CUBLAS_GEMM_DEFAULT = -1
+
+
+def _gemm_ex(m: int, n: int, k: int, ab_type: int, compute: int, label: str):
+    cp = cupy()
+    from cupy_backends.cuda.libs import cublas  # noqa: PLC0415
+
+    handle = cp.cuda.device.get_cublas_handle()
+    with cuda_call("cublas", "cublasSetPointerMode(HOST)"):
+        cublas.setPointerMode(handle, _POINTER_MODE_HOST)
+    alpha = np.ones(1, dtype=np.float32)  # FP32 scale type for both compute types
+    beta = np.zeros(1, dtype=np.float32)
+
+    def launch(a, b, c):
+        cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
+        with cuda_call("cublas", label):
+            cublas.gemmEx(handle, _OP_N, _OP_N, n, m, k, alpha.ctypes.data,
+                          b.data.ptr, ab_type, n, a.data.ptr, ab_type, k,
+                          beta.ctypes.data, c.data.ptr, CUDA_R_32F, n, compute, CUBLAS_GEMM_DEFAULT)
+
+    return launch
+
+
+def gemm_tf32(m: int, n: int, k: int):
+    """launch(a, b, c) on FP32 arrays with CUBLAS_COMPUTE_32F_FAST_TF32: TF32 tensor cores, FP32 accumulation."""
+    return _gemm_ex(m, n, k, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, "cublasGemmEx(TF32)")
+
+
+def gemm_bf16(m: int, n: int, k: int):
+    """launch(a, b, c): a, b BF16 bit patterns (uint16), c float32; FP32 accumulation."""
+    return _gemm_ex(m, n, k, CUDA_R_16BF, CUBLAS_COMPUTE_32F, "cublasGemmEx(BF16)")

@@ -199,6 +199,9 @@ class _Variant:
 
 def skip_reason(rung: Rung, cfg: GemmConfig, device: DeviceInfo) -> str | None:
     """Why a rung cannot run here, or None."""
+    if rung.exact_cc and tuple(device.cc) != tuple(rung.requires_cc):
+        return (f"architecture-specific code for sm_{rung.requires_cc[0]}{rung.requires_cc[1]}a "
+                f"(this GPU is sm_{device.cc[0]}{device.cc[1]})")
     if tuple(device.cc) < tuple(rung.requires_cc):
         return (f"needs sm_{rung.requires_cc[0]}{rung.requires_cc[1]} or newer "
                 f"(this GPU is sm_{device.cc[0]}{device.cc[1]})")

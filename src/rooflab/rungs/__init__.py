@@ -6,9 +6,10 @@ from rooflab.rungs.cublas import RUNG as CUBLAS
 from rooflab.rungs.naive import RUNG as NAIVE
 from rooflab.rungs.record import Rung
 from rooflab.rungs.regtile import RUNG as REGTILE
+from rooflab.rungs.tensor import TENSOR_RUNGS
 from rooflab.rungs.tiled import TILED16, TILED32
 
-LADDER: list[Rung] = [NAIVE, COALESCED, TILED16, TILED32, REGTILE, CUBLAS]
+LADDER: list[Rung] = [NAIVE, COALESCED, TILED16, TILED32, REGTILE, CUBLAS, *TENSOR_RUNGS]
 
 
 def by_name() -> dict[str, Rung]:

@@ -90,6 +90,7 @@ class Rung:
     # against the FP32 inputs is reported beside it. "fp32": no rounding (3xTF32 must meet it).
     rounding: str = "fp32"
     requires_cc: tuple[int, int] = (7, 5)  # oldest GPU it runs on; older ones skip it, saying why
+    exact_cc: bool = False  # architecture-specific code (sm_90a): runs on requires_cc only
     aligned: int = 1  # M, N and K must be multiples of this (1 = any); a rung that cannot run says so
     # tunable rungs: the configurations `rooflab tune` searches; the first is the default, and the
     # winner for a GPU is cached on disk (rooflab.measure.tune)
@@ -127,7 +128,8 @@ class Rung:
             loads = float(m) * k + float(k) * n
         else:
             loads = fmas * self.loads_per_fma
-        bytes_moved = 4.0 * (loads + float(m) * n)  # + one write of C
+        size = 2.0 if self.inputs == "bf16" else 4.0  # bytes per input element; C is FP32
+        bytes_moved = size * loads + 4.0 * float(m) * n  # + one write of C
         return {
             "global_loads": loads,
             "flop_per_load": self.flops(m, n, k) / loads,

@@ -1,0 +1,168 @@
+// Tensor-core compute roof (the mma.sync analogue of fma.cu): long register-only chains of
+// warp-level MMAs, no memory traffic in the loop.
+// Each warp keeps NACC independent accumulator tiles (16 x 8 FP32, 4 registers per lane);
+// MMAs on one accumulator depend on each other (tens of cycles of latency), MMAs on
+// different accumulators do not, so the scheduler can keep the tensor pipe busy with NACC
+// chains per warp plus the other warps on the SM sub-partition.
+// Per loop iteration each accumulator gets UNROLL MMAs: MMAs per warp per iteration =
+// NACC * UNROLL = 32. FLOP per MMA: m16n8k16 (BF16) 2*16*8*16 = 4096, m16n8k8 (TF32) 2048.
+// FLOP of a launch = iters * 32 * FLOP_per_MMA * (total threads / 32).
+// Operands come from the thread index and the sum of all accumulators is stored, so nothing
+// can be folded or dropped. Values stay finite for any iters (a*b*k = 2^-10 per MMA).
+// Launch: block 256 (any multiple of 32), grid = a few blocks per SM (e.g. 8 * SMs) so every
+// sub-partition has several warps; out needs one float per thread.
+// sm_75 has neither MMA shape for these types: the bodies compile empty there.
+#define NACC 8
+#define UNROLL 4
+
+extern "C" __global__ void __launch_bounds__(256) mma_peak_bf16(float* out, int iters)
+{
+#if __CUDA_ARCH__ >= 800
+    // bf16 0x3C00 = 2^-7 (plus a thread-dependent low mantissa bit pattern)
+    const unsigned v = 0x3C003C00u | (threadIdx.x & 7u) | ((threadIdx.x & 7u) << 16);
+    const unsigned a0 = v, a1 = v ^ 1u, a2 = v ^ 2u, a3 = v ^ 3u, b0 = v ^ 4u, b1 = v ^ 5u;
+    float acc[NACC][4];
+#pragma unroll
+    for (int j = 0; j < NACC; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) acc[j][r] = threadIdx.x * 1.0e-3f + (float)(j * 4 + r);
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+#pragma unroll
+            for (int j = 0; j < NACC; j++)
+                asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                             "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                             : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+                             : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        }
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NACC; j++) s += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+    out[(unsigned long long)blockIdx.x * blockDim.x + threadIdx.x] = s;
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(256) mma_peak_tf32(float* out, int iters)
+{
+#if __CUDA_ARCH__ >= 800
+    // FP32 bit patterns near 2^-7 with thread-dependent mantissas (TF32 uses the top 19 bits)
+    const unsigned v = 0x3C000000u | ((threadIdx.x & 7u) << 13);
+    const unsigned a0 = v, a1 = v ^ 0x2000u, a2 = v ^ 0x4000u, a3 = v ^ 0x6000u, b0 = v ^ 0x8000u,
+                   b1 = v ^ 0xA000u;
+    float acc[NACC][4];
+#pragma unroll
+    for (int j = 0; j < NACC; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) acc[j][r] = threadIdx.x * 1.0e-3f + (float)(j * 4 + r);
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+#pragma unroll
+            for (int j = 0; j < NACC; j++)
+                asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                             "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                             : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+                             : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        }
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NACC; j++) s += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+    out[(unsigned long long)blockIdx.x * blockDim.x + threadIdx.x] = s;
+#endif
+}
+
+// Hopper wgmma roof (sm_90a only): one warpgroup (128 threads) per block issues chains of
+// wgmma.mma_async m64n256k16 BF16 -> FP32 on operands already in shared memory (zeros; the
+// tensor-core rate does not depend on the values), WG_UNROLL per commit group, keeping one
+// group in flight (wait_group 1) exactly like mm_wgmma_bf16's main loop. No global traffic
+// in the loop. FLOP per wgmma = 2 * 64 * 256 * 16 = 524288;
+// FLOP of a launch = iters * WG_UNROLL * 524288 * blocks (one warpgroup per block).
+// Launch: block 128, grid = 2 * SMs (two warpgroups per SM, as in the GEMM), out: one float
+// per thread. Compile with -arch=sm_90a; elsewhere the body is empty.
+#define WG_UNROLL 8
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ unsigned long long peak_desc(unsigned addr, unsigned lbo, unsigned sbo)
+{
+    return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3FFFu) << 16) |
+           ((unsigned long long)((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
+}
+
+// D (64 x 256, FP32, 128 registers per thread) += A (64 x 16, K-major) * B (16 x 256, MN-major),
+// both from shared memory through descriptors. scale-d is a predicate (true: accumulate).
+__device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], unsigned long long desc_a,
+                                                      unsigned long long desc_b, int scale_d)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n"  // scale-a = scale-b = +1; A K-major (0), B MN-major (1)
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(128) wgmma_peak_bf16(float* out, int iters)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    // A: 64 rows x 128 B (K-major, 128B swizzle); B: 4 panels x 16 k-rows x 128 B (MN-major)
+    __shared__ __align__(1024) unsigned char tiles[8192 + 8192 + 1024];
+    const unsigned base = (static_cast<unsigned>(__cvta_generic_to_shared(tiles)) + 1023u) & ~1023u;
+    for (int i = threadIdx.x; i < (8192 + 8192 + 1024) / 4; i += blockDim.x)
+        reinterpret_cast<unsigned*>(tiles)[i] = 0u;
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    const unsigned long long da = peak_desc(base, 16, 1024), db = peak_desc(base + 8192, 2048, 1024);
+
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) acc[i] = threadIdx.x * 1.0e-3f + (float)i;
+    for (int it = 0; it < iters; it++) {
+#pragma unroll
+        for (int i = 0; i < 128; i++) asm volatile("" : "+f"(acc[i])::"memory");
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int u = 0; u < WG_UNROLL; u++) wgmma_m64n256k16_bf16(acc, da, db, 1);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+#pragma unroll
+        for (int i = 0; i < 128; i++) asm volatile("" : "+f"(acc[i])::"memory");
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(acc[i])::"memory");
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 128; i++) s += acc[i];
+    out[(unsigned long long)blockIdx.x * blockDim.x + threadIdx.x] = s;
+#endif
+}

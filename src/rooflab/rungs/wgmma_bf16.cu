@@ -1,0 +1,282 @@
+// Tensor-core rung, Hopper: BF16 GEMM on wgmma.mma_async (sm_90a only), FP32 accumulate and
+// output. C (FP32) = A * B, A M x K and B K x N row-major BF16 bits (unsigned short, the
+// __nv_bfloat16 layout), as in mma_bf16.cu.
+//
+// Why wgmma: on Hopper the warp-level mma.sync reaches about 2/3 of the tensor-core rate;
+// wgmma.mma_async lets a warpgroup (4 warps, 128 threads) issue 64 x 256 x 16 MMAs that read
+// both operands straight from shared memory through 64-bit matrix descriptors, with no
+// register fragments and no ldmatrix, and that run asynchronously to the issuing warps.
+//
+// Structure (no TMA: a TMA descriptor would have to be built on the host with the driver
+// API, outside the harness's (A, B, C, M, N, K) signature; cp.async does the copies):
+//   - block tile BM x BN x BK = 128 x 256 x 64, 256 threads = WGS = 2 warpgroups; warpgroup
+//     w computes rows 64w..64w+63 of the tile with m64n256k16 (128 FP32 accumulators per thread).
+//   - every thread copies 16-byte chunks with cp.async into a STAGES = 4 deep ring of
+//     (A 16 KB + B 32 KB) slots laid out in the 128-byte swizzle wgmma expects;
+//   - per k-tile: cp.async.wait_group + fence.proxy.async (makes the generic-proxy copies
+//     visible to the async proxy that wgmma reads through) + __syncthreads, then 4 wgmma
+//     (k = 0, 16, 32, 48), commit, and wgmma.wait_group 1: one batch stays in flight on the
+//     tensor cores while the warps go round the loop. A slot is refilled only two
+//     iterations after its batch was issued (after every warpgroup's wait_group 1 and a
+//     barrier), so the prefetch distance is STAGES - 2 = 2 k-tiles. (-DINFLIGHT=0 trades
+//     that overlap for a deeper prefetch: wait_group 0, distance STAGES - 1.)
+//
+// Shared layouts (each slot 1024-byte aligned; 16-byte chunk index XOR (row & 7) = the
+// Swizzle<3,4,3> of the byte address, as CUTLASS's canonical SW128 GMMA layouts):
+//   A, K-major: row m (of BM) at m * 128 B holds k 0..63; chunk c (k 8c..8c+7) sits at chunk
+//     position c ^ (m & 7). Descriptor: start = row 64w, + 32 B per k16 step; SBO = 1024 B
+//     (next 8 rows); LBO unused for swizzled K-major (1); layout type 1 (128B swizzle).
+//   B, MN-major (row-major K x N is N-contiguous): 4 panels of 64 columns, panel p at
+//     p * 8192 B; in a panel, k-row r at r * 128 B holds n 64p..64p+63, chunk c at position
+//     c ^ (r & 7). Descriptor: start = + 2048 B per k16 step (16 rows); LBO = 8192 B (next
+//     64 columns), SBO = 1024 B (next 8 k-rows); transpose-B immediate = 1.
+// scripts/dev/emulate_tensor.py replays the loader and reads the tiles back through these
+// descriptors with CUTLASS's canonical layout formulas, and checks the accumulator layout.
+//
+// Shapes: any M, N, K >= 1. Fast path when K % 8 == 0 and N % 8 == 0 (and A, B 16-byte
+// aligned): 16-byte cp.async, src-size 0 zero-fills out-of-range chunks. Otherwise a
+// synchronous path stores each element (zero out of range) into the same swizzled slot.
+// C stores are predicated per element.
+// Launch: block 256 (128 * WGS), grid (cdiv(M,128) * cdiv(N,256), 1, 1), dynamic shared
+// memory MM_WGMMA_BF16_SMEM = 4 * 49152 + 1024 = 197632 bytes (> 48 KB: set
+// max_dynamic_shared_size_bytes). Compile with -arch=sm_90a; for any other target (sm_75,
+// sm_80, plain sm_90) the body is empty and the rung must not be launched.
+
+#define WG_BN 256
+#define WG_BK 64
+#define WGS 2  // consumer warpgroups per block: BM = 64 * WGS (the loader assumes 2)
+#define WG_BM (64 * WGS)
+#define WG_THREADS (128 * WGS)
+#ifndef STAGES  // overridable (-DSTAGES=3) for tuning runs; shared memory scales with it
+#define STAGES 4
+#endif
+#ifndef INFLIGHT  // wgmma batches left running at the end of an iteration (1 or 0, -DINFLIGHT=0)
+#define INFLIGHT 1
+#endif
+#ifndef GROUP_M  // rasterization: GROUP_M block-rows sweep the columns together (L2 reuse)
+#define GROUP_M 8
+#endif
+static_assert(STAGES - 1 - INFLIGHT >= 1, "the ring needs at least one k-tile of prefetch");
+#define A_STAGE_BYTES (WG_BM * WG_BK * 2)  // 16384
+#define B_STAGE_BYTES (WG_BK * WG_BN * 2)  // 32768
+#define STAGE_BYTES (A_STAGE_BYTES + B_STAGE_BYTES)
+#define B_PANEL_BYTES (WG_BK * 128)        // 64 k-rows x 128 B
+// + 1024: the ring is aligned up to 1024 B inside the kernel
+#define MM_WGMMA_BF16_SMEM (STAGES * STAGE_BYTES + 1024)
+
+typedef unsigned short bf16_bits;
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ unsigned smem_u32(const void* p)
+{
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void st_shared_u16(unsigned dst, bf16_bits v)
+{
+    asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(dst), "h"(v) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// generic-proxy shared writes (cp.async, st.shared) -> visible to the async proxy (wgmma)
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+
+// keep the compiler from moving accumulator reads/writes across the asynchronous MMAs
+__device__ __forceinline__ void fence_acc(float (&d)[128])
+{
+#pragma unroll
+    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// wgmma matrix descriptor: start address, leading / stride byte offsets (all >> 4),
+// base offset 0 (slots are 1024-byte aligned), layout type 1 = 128-byte swizzle
+__device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo)
+{
+    return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3FFFu) << 16) |
+           ((unsigned long long)((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
+}
+
+// D (64 x 256, FP32, 128 registers per thread) += A (64 x 16, K-major) * B (16 x 256, MN-major),
+// both from shared memory through descriptors. scale-d is a predicate (true: accumulate).
+__device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], unsigned long long desc_a,
+                                                      unsigned long long desc_b, int scale_d)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 1;\n"  // scale-a = scale-b = +1; A K-major (0), B MN-major (1)
+        "}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+// Per-thread copy plan: 4 A chunks (rows tid/8 + 32i, chunk tid%8) and 8 B chunks (k-rows
+// tid/32 + 8i, 16-byte column chunk tid%32), each placed at its swizzled position.
+struct Loader {
+    const bf16_bits* A;
+    const bf16_bits* B;
+    int M, N, K, bm, bn, tid;
+    bool vec;
+
+    __device__ __forceinline__ void load(unsigned slot, int kt) const
+    {
+        const int k0 = kt * WG_BK;
+        const unsigned sa = slot, sb = slot + A_STAGE_BYTES;
+        if (vec) {
+            const int c = tid % 8;
+            const bool col_ok = k0 + c * 8 < K;  // K % 8 == 0: whole chunk in or out
+#pragma unroll
+            for (int i = 0; i < WG_BM * 8 / WG_THREADS; i++) {
+                const int m = tid / 8 + i * (WG_THREADS / 8);
+                const bool ok = col_ok && bm + m < M;
+                cp_async16(sa + m * 128 + ((c ^ (m & 7)) << 4), ok ? A + (size_t)(bm + m) * K + k0 + c * 8 : A,
+                           ok ? 16 : 0);
+            }
+            const int cn = tid % 32, p = cn / 8, cc = cn % 8;
+            const bool n_ok = bn + cn * 8 < N;   // N % 8 == 0: whole chunk in or out
+#pragma unroll
+            for (int i = 0; i < WG_BK * 32 / WG_THREADS; i++) {
+                const int r = tid / 32 + i * (WG_THREADS / 32);
+                const bool ok = n_ok && k0 + r < K;
+                cp_async16(sb + p * B_PANEL_BYTES + r * 128 + ((cc ^ (r & 7)) << 4),
+                           ok ? B + (size_t)(k0 + r) * N + bn + cn * 8 : B, ok ? 16 : 0);
+            }
+        } else {
+            // rows not 16-byte aligned: element by element, synchronously, same positions
+#pragma unroll 4
+            for (int e = tid; e < WG_BM * WG_BK; e += WG_THREADS) {
+                const int m = e / WG_BK, kc = e % WG_BK, gr = bm + m, gc = k0 + kc;
+                const bf16_bits v = (gr < M && gc < K) ? A[(size_t)gr * K + gc] : (bf16_bits)0;
+                st_shared_u16(sa + m * 128 + (((kc / 8) ^ (m & 7)) << 4) + (kc % 8) * 2, v);
+            }
+#pragma unroll 4
+            for (int e = tid; e < WG_BK * WG_BN; e += WG_THREADS) {
+                const int r = e / WG_BN, n = e % WG_BN, gr = k0 + r, gc = bn + n;
+                const bf16_bits v = (gr < K && gc < N) ? B[(size_t)gr * N + gc] : (bf16_bits)0;
+                st_shared_u16(sb + (n / 64) * B_PANEL_BYTES + r * 128 + ((((n % 64) / 8) ^ (r & 7)) << 4) + (n % 8) * 2,
+                              v);
+            }
+        }
+    }
+};
+#endif
+
+extern "C" __global__ void __launch_bounds__(WG_THREADS, 1)
+mm_wgmma_bf16(const bf16_bits* A, const bf16_bits* B, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(1024) unsigned char wg_smem[];
+    const unsigned ring = (smem_u32(wg_smem) + 1023u) & ~1023u;
+
+    const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, warp_in_wg = (tid % 128) / 32;
+
+    // grouped rasterization of the 1-D grid
+    const int grid_m = (M + WG_BM - 1) / WG_BM, grid_n = (N + WG_BN - 1) / WG_BN;
+    const int pid = blockIdx.x, in_group = GROUP_M * grid_n;
+    const int first_m = (pid / in_group) * GROUP_M;
+    const int group_rows = min(grid_m - first_m, GROUP_M);
+    const int bm = (first_m + (pid % in_group) % group_rows) * WG_BM;
+    const int bn = ((pid % in_group) / group_rows) * WG_BN;
+
+    const bool vec = (K % 8 == 0) && (N % 8 == 0) && ((reinterpret_cast<size_t>(A) & 15) == 0) &&
+                     ((reinterpret_cast<size_t>(B) & 15) == 0);
+    const int KT = (K + WG_BK - 1) / WG_BK;
+    const Loader ld{A, B, M, N, K, bm, bn, tid, vec};
+
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+
+    constexpr int P = STAGES - 1 - INFLIGHT;  // prefetch distance in k-tiles
+#pragma unroll
+    for (int s = 0; s < P; s++) {
+        if (s < KT) ld.load(ring + s * STAGE_BYTES, s);
+        cp_async_commit();
+    }
+
+    for (int kt = 0; kt < KT; kt++) {
+        cp_async_wait<P - 1>();  // my copies of tile kt have landed
+        fence_proxy_async();     // ... and are visible to the async proxy
+        __syncthreads();         // everyone's are; every batch <= kt - 1 - INFLIGHT has completed
+        {
+            const int nk = kt + P;  // its slot held tile kt - 1 - INFLIGHT: free
+            if (nk < KT) ld.load(ring + (nk % STAGES) * STAGE_BYTES, nk);
+            cp_async_commit();
+        }
+        const unsigned slot = ring + (kt % STAGES) * STAGE_BYTES;
+        const unsigned a0 = slot + wg * 64 * 128, b0 = slot + A_STAGE_BYTES;
+        fence_acc(acc);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < WG_BK / 16; kk++)
+            wgmma_m64n256k16_bf16(acc, make_desc(a0 + kk * 32, 16, 1024), make_desc(b0 + kk * 2048, B_PANEL_BYTES, 1024),
+                                  1);
+        wgmma_commit();
+        wgmma_wait<INFLIGHT>();  // batch kt - INFLIGHT is done; a later one keeps the tensor cores busy
+        fence_acc(acc);
+    }
+    wgmma_wait<0>();
+    fence_acc(acc);
+    cp_async_wait<0>();
+
+    // accumulator layout of m64nNk16 (per warp like mma.m16n8): acc[4j + 2h + e] is
+    // row 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of the warpgroup's 64 x 256
+    const bool pair = (N % 2 == 0) && ((reinterpret_cast<size_t>(C) & 7) == 0);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int r = bm + wg * 64 + warp_in_wg * 16 + lane / 4 + 8 * h;
+        if (r >= M) continue;
+#pragma unroll
+        for (int j = 0; j < 32; j++) {
+            const int c = bn + 8 * j + 2 * (lane % 4);
+            float* p = C + (size_t)r * N + c;
+            if (pair && c < N) {  // N even and c even: c + 1 < N too
+                *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            } else {
+                if (c < N) p[0] = acc[4 * j + 2 * h];
+                if (c + 1 < N) p[1] = acc[4 * j + 2 * h + 1];
+            }
+        }
+    }
+#endif
+}
