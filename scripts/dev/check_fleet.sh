@@ -23,18 +23,19 @@ step() { local name=$1 limit=$2; shift 2; local t0; t0=$(date +%s%N)
 } 2>&1 | tee "$L/topo.txt"
 rm -rf "$OUT/fleet" "$OUT/fleet-torchrun" "$OUT/fleet-mpi"
 
-step devices 200 $PY -m $FLEET report --devices all --out "$OUT/fleet" --quick
+T="--timeout 150 --step-timeout 90"
+step devices 200 $PY -m $FLEET report --devices all --out "$OUT/fleet" --quick $T
 step gpu-tests 120 $PY -m pytest -q -m gpu tests/test_gpu_fleet.py -p no:cacheprovider
 if command -v torchrun >/dev/null; then TR="torchrun"
 elif $PY -c "import torch.distributed.run" 2>/dev/null; then TR="$PY -m torch.distributed.run"; else TR=""; fi
 if [ -n "$TR" ]; then
   step torchrun 200 $TR --standalone --nproc-per-node 2 -m $FLEET report --shared-dir "$OUT/fleet-torchrun" \
-       --quick --no-torch-peer --wait-timeout 180
+       --quick --no-torch-peer --no-render $T --wait-timeout 180
 else echo "torchrun     skipped: no torch here" | tee -a "$L/steps.txt"; fi
 if command -v mpirun >/dev/null; then
   step mpirun 200 mpirun --allow-run-as-root --bind-to none -n 2 \
        -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS -x PYTHONPATH \
-       $PY -m $FLEET report --shared-dir "$OUT/fleet-mpi" --quick --no-torch-peer --wait-timeout 180
+       $PY -m $FLEET report --shared-dir "$OUT/fleet-mpi" --quick --no-torch-peer --no-render $T --wait-timeout 180
 else echo "mpirun       skipped: no mpirun here" | tee -a "$L/steps.txt"; fi
 
 tail -3 "$L/gpu-tests.log" | tee -a "$L/steps.txt"

@@ -116,10 +116,13 @@ def fleet():
 @click.option("--fail-on-outlier", is_flag=True, help="Exit 1 when any GPU is an outlier (for CI / regression checks).")
 @click.option("--timeout", "timeout_s", type=float, default=1800.0, show_default=True,
               help="Seconds one GPU's measurement may take.")
+@click.option("--step-timeout", type=float, default=600.0, show_default=True,
+              help="Seconds each node step (links, all-reduce, torch peer copy) may take.")
 @click.option("--wait-timeout", type=float, default=3600.0, show_default=True,
               help="Launcher runs: seconds to wait for the other ranks.")
 def report(devices, out_dir, shared_dir, quick, n, profile, no_render, no_links, no_allreduce, no_torch_peer,
-           link_size, ar_min, ar_max, ar_factor, outlier_pct, baseline, fail_on_outlier, timeout_s, wait_timeout):
+           link_size, ar_min, ar_max, ar_factor, outlier_pct, baseline, fail_on_outlier, timeout_s, step_timeout,
+           wait_timeout):
     """Measure every GPU (each in its own process, in parallel), then each node's links
     and all-reduce (alone), and merge everything into DIR/fleet.json and DIR/fleet.md.
 
@@ -138,7 +141,8 @@ def report(devices, out_dir, shared_dir, quick, n, profile, no_render, no_links,
                                   render_gpu_reports=not no_render, links=not no_links, allreduce=not no_allreduce,
                                   torch_peer=not no_torch_peer, link_bytes=_count(link_size), ar_min=_count(ar_min),
                                   ar_max=_count(ar_max), ar_factor=ar_factor, outlier_pct=outlier_pct,
-                                  baseline=baseline, worker_timeout_s=timeout_s, wait_timeout_s=wait_timeout)
+                                  baseline=baseline, worker_timeout_s=timeout_s, step_timeout_s=step_timeout,
+                                  wait_timeout_s=wait_timeout)
     cfg.validate()
     info = launcher.detect()
     if info.distributed:
