@@ -33,9 +33,12 @@ if [ -n "$TR" ]; then
        --quick --no-torch-peer --no-render $T --wait-timeout 180
 else echo "torchrun     skipped: no torch here" | tee -a "$L/steps.txt"; fi
 if command -v mpirun >/dev/null; then
-  step mpirun 200 mpirun --allow-run-as-root --bind-to none -n 2 \
-       -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS -x PYTHONPATH \
-       $PY -m $FLEET report --shared-dir "$OUT/fleet-mpi" --quick --no-torch-peer --no-render $T --wait-timeout 180
+  if mpirun --version 2>&1 | grep -qi "open mpi\|open-mpi\|openrte"; then  # Open MPI
+    MPI="mpirun --allow-run-as-root --bind-to none -n 2 -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST
+         -x NVSHMEM_DISABLE_NVLS -x PYTHONPATH -x PYTHONUNBUFFERED"
+  else MPI="mpirun -n 2"; fi  # MPICH / Intel MPI (Hydra): the environment goes along by default
+  step mpirun 200 $MPI $PY -m $FLEET report --shared-dir "$OUT/fleet-mpi" --quick --no-torch-peer --no-render $T \
+       --wait-timeout 180
 else echo "mpirun       skipped: no mpirun here" | tee -a "$L/steps.txt"; fi
 
 tail -3 "$L/gpu-tests.log" | tee -a "$L/steps.txt"

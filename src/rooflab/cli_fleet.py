@@ -13,11 +13,16 @@ Wire it into the main command line with `register(cli)` (cli_fleet.register adds
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+import threading
 
 import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
 
 from rooflab.fleet.safety import apply_safe_env
 
@@ -26,24 +31,81 @@ apply_safe_env()  # before anything here can load NCCL, and inherited by every c
 FORMATS = ["table", "json", "md"]
 
 
-def _cli():
-    from rooflab import cli  # lazy: cli.py imports this module to register it
-
-    return cli
+# Self-contained on purpose: cli.py is edited by others; this module needs none of its helpers.
+_out = Console(highlight=False, soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _say(msg: str) -> None:
-    _cli().err.print(f"… {msg}", markup=False, style="dim")
+    _err.print(f"… {msg}", markup=False, style="dim")
 
 
 def _count(text: str) -> int:
-    return _cli().parse_count(text)
+    """'256M' -> 268435456 (binary suffixes K, M, G), or a plain integer."""
+    from rooflab.errors import UsageError
+
+    t = str(text).strip().upper()
+    mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(t[-1:], 1)
+    try:
+        return int(float(t[:-1] if mult > 1 else t) * mult)
+    except ValueError:
+        raise UsageError(f"not a size: {text!r} (use e.g. 1048576, 256M or 1G)") from None
+
+
+def _show(table) -> None:
+    t = RichTable(title=table.title, title_justify="left", title_style="bold")
+    for c in table.columns:
+        t.add_column(c, overflow="fold")
+    for row in table.rows:
+        t.add_row(*["—" if v is None else str(v) for v in row])
+    _out.print(t)
+    for note in table.notes:
+        _out.print(f"  [dim]{escape(note)}[/dim]")
+    _out.print()
+
+
+def _emit(doc: dict, tables: list, paras: list[tuple[str, str]], fmt: str, out_file: str | None) -> None:
+    from rooflab import results
+
+    if fmt == "json":
+        text = results.dumps(doc)
+    elif fmt == "md":
+        text = "\n".join(t.to_markdown() for t in tables) + "\n" + "".join(f"**{a}.** {b}\n\n" for a, b in paras)
+    else:
+        for t in tables:
+            _show(t)
+        for title, text in paras:
+            _out.print(f"[bold]{title}.[/bold] ", end="")
+            _out.print(text, markup=False)
+            _out.print()
+        return
+    if out_file:
+        results.write_atomic(out_file, text)
+        _err.print(f"wrote {out_file}")
+    else:
+        sys.stdout.write(text)
+
+
+@contextlib.contextmanager
+def _status(first: str):
+    """A spinner on stderr following the library's progress callback (plain lines when not a terminal)."""
+    if not _err.is_terminal:
+        yield _say
+        return
+    with _err.status(first) as st:
+        yield lambda msg: st.update(msg)
 
 
 def _show_doc(doc: dict, fmt: str, out_file: str | None) -> None:
     from rooflab.report import fleet as render
 
-    _cli().emit(doc, render.tables(doc), render.paragraphs(doc), fmt, out_file)
+    _emit(doc, render.tables(doc), render.paragraphs(doc), fmt, out_file)
+
+
+def _references() -> dict:
+    from rooflab.fleet import reference
+
+    return {"torch_2xh200": reference.TORCH_2XH200}
 
 
 def _check_fmt(fmt: str, out_file: str | None) -> None:
@@ -88,6 +150,10 @@ def fleet():
     TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1 are forced in
     rooflab and in every process it starts.
     """
+    apply_safe_env()
+    if threading.current_thread() is threading.main_thread():
+        # a launcher ends its ranks with SIGTERM: unwind, so the processes rooflab started end too
+        signal.signal(signal.SIGTERM, _sigterm)
 
 
 @fleet.command("report")
@@ -133,7 +199,6 @@ def report(devices, out_dir, shared_dir, quick, n, profile, no_render, no_links,
     from rooflab.errors import UsageError
     from rooflab.fleet import launcher, layout, orchestrate
 
-    cli = _cli()
     if out_dir and shared_dir and os.path.abspath(out_dir) != os.path.abspath(shared_dir):
         raise UsageError("--out and --shared-dir name the same folder: give one of them")
     root = shared_dir or out_dir or "rooflab-fleet"
@@ -151,16 +216,16 @@ def report(devices, out_dir, shared_dir, quick, n, profile, no_render, no_links,
                              "measures its own GPU (drop --devices)")
         doc = orchestrate.run_rank(cfg, info, _say)
         if doc is None:
-            cli.err.print(f"rank {info.rank}/{info.world_size}: done; rank 0 merges into {root}/{layout.MERGED_JSON}")
+            _err.print(f"rank {info.rank}/{info.world_size}: done; rank 0 merges into {root}/{layout.MERGED_JSON}")
             return
     else:
         doc = orchestrate.run_devices(cfg, _say)
     _show_doc(doc, "table", None)
     f = doc["fleet"]
-    cli.out.print(f"wrote {root}/: {layout.MERGED_JSON}, {layout.MERGED_MD}, {layout.MERGED_CSV}, "
+    _out.print(f"wrote {root}/: {layout.MERGED_JSON}, {layout.MERGED_MD}, {layout.MERGED_CSV}, "
                   f"{layout.GPUS}/, {layout.NODES}/, {layout.LOGS}/")
     if f.get("errors"):
-        cli.err.print(f"[red]{len(f['errors'])} problem(s); see {root}/{layout.MERGED_MD}[/red]")
+        _err.print(f"[red]{len(f['errors'])} problem(s); see {root}/{layout.MERGED_MD}[/red]")
         sys.exit(1)
     if fail_on_outlier and f.get("outliers"):
         sys.exit(1)
@@ -189,7 +254,7 @@ def merge_cmd(directory, outlier_pct, baseline, fail_on_outlier, fmt):
                       launch={"mode": "merge", "directory": directory})
     written = merge.write(doc, directory)
     _show_doc(doc, fmt, None)
-    _cli().err.print(f"wrote {directory}/: {', '.join(written)}")
+    _err.print(f"wrote {directory}/: {', '.join(written)}")
     if fail_on_outlier and doc["fleet"].get("outliers"):
         sys.exit(1)
 
@@ -216,17 +281,17 @@ def links_cmd(devices, size, reps, no_host, no_sm, with_torch, fmt, out_file):
     cfg.validate()
     _select_here(devices)
     host = layout.hostname()
-    with _cli().progress_status("links") as say:
+    with _status("links") as say:
         sec = links.run(cfg, say)
         tp = links.torch_peer(cfg.nbytes, reps) if with_torch else None
     doc = results.new_document(results.command_line(), None)
     doc["fleet"] = {"gpus": {}, "links": {host: sec}, "torch_peer": {host: tp} if tp else {}, "allreduce": {},
-                    "outliers": [], "medians": {}, "config": {}}
+                    "outliers": [], "medians": {}, "config": {}, "references": _references()}
     from rooflab.report import fleet as render
 
-    _cli().emit(doc, render.link_tables(doc), [], fmt, out_file)
+    _emit(doc, render.link_tables(doc), [], fmt, out_file)
     if any(not r.get("verified") for k in ("ce_uni", "ce_bidir", "sm_uni", "sm_bidir") for r in sec.get(k) or []):
-        _cli().err.print("[red]one or more copies FAILED their check or could not run[/red]")
+        _err.print("[red]one or more copies FAILED their check or could not run[/red]")
         sys.exit(1)
 
 
@@ -250,14 +315,14 @@ def allreduce_cmd(devices, min_size, max_size, factor, reps, fmt, out_file):
                                       reps=reps)
     cfg.validate()
     _select_here(devices)
-    with _cli().progress_status("all-reduce") as say:
+    with _status("all-reduce") as say:
         sec = _allreduce_with_fallback(cfg, say, log_dir=".")
     doc = results.new_document(results.command_line(), None)
     doc["fleet"] = {"gpus": {}, "links": {}, "allreduce": {layout.hostname(): sec}, "outliers": [], "medians": {},
-                    "config": {}}
+                    "config": {}, "references": _references()}
     from rooflab.report import fleet as render
 
-    _cli().emit(doc, render.allreduce_tables(doc), [], fmt, out_file)
+    _emit(doc, render.allreduce_tables(doc), [], fmt, out_file)
     if not sec.get("available") or any(not r.get("verified") for r in sec.get("rows") or []):
         sys.exit(1)
 
@@ -302,6 +367,43 @@ def _guarded(path: str, fn) -> None:
     _write(path, section)
 
 
+def measure_one(*, out_json: str, report_dir: str, host: str, index: int | None, uuid: str | None, quick: bool,
+                n: int, profile: bool, render: bool) -> dict:
+    """One GPU's part of a fleet run: the lab report (lab.run) on the one GPU this process
+    sees (the parent set CUDA_VISIBLE_DEVICES to it), plus who the GPU is (UUID, serial,
+    PCI bus id from NVML) and where it sits (host, nvidia-smi index). Writes out_json,
+    then (best effort) the GPU's own report in report_dir."""
+    from rooflab import lab, results
+    from rooflab.errors import NoGPUError
+    from rooflab.fleet import inventory
+
+    before = inventory.read_one(uuid=uuid) if uuid else None
+    doc = lab.run(lab.ReportConfig(out_dir=report_dir, n=n, quick=quick, profile=profile),
+                  on_step=lambda s: _say(f"step {s}"), progress=_say)
+    dev = doc.get("device") or {}
+    if dev.get("spec_only"):  # lab.run falls back to the spec-only report where it finds no GPU
+        raise NoGPUError(f"GPU {index} ({uuid}): {(doc.get('report') or {}).get('no_gpu') or 'no GPU found'}")
+    after = inventory.read_one(uuid=uuid, pci_bus_id=dev.get("pci_bus_id"))
+    inv = after or before or {}
+    doc["fleet_gpu"] = {
+        "uuid": uuid or inv.get("uuid"), "host": host, "index": index if index is not None else inv.get("index"),
+        "serial": inv.get("serial"),
+        "pci_bus_id": inv.get("pci_bus_id") or inventory.normalize_bus_id(dev.get("pci_bus_id")),
+        "name": inv.get("name") or dev.get("name"), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "nvml": inventory.nvml_status() or "ok", "inventory_before": before, "inventory_after": after,
+        "config": {"quick": quick, "n": n, "profile": profile, "report_dir": report_dir},
+    }
+    results.write_atomic(out_json, results.dumps(doc))
+    if render:
+        try:
+            doc["fleet_gpu"]["report_files"] = lab.write_outputs(doc, report_dir)
+        except Exception as exc:  # noqa: BLE001 (the report is a convenience; the document is the result)
+            doc["fleet_gpu"]["render_error"] = f"{exc.__class__.__name__}: {exc}"
+            _say(f"per-GPU report not rendered: {doc['fleet_gpu']['render_error']}")
+        results.write_atomic(out_json, results.dumps(doc))
+    return doc
+
+
 @fleet.command("worker", hidden=True)
 @click.option("--out", "out_json", required=True)
 @click.option("--report-dir", required=True)
@@ -314,14 +416,8 @@ def _guarded(path: str, fn) -> None:
 @click.option("--no-render", is_flag=True)
 def worker_cmd(out_json, report_dir, host, index, uuid, quick, n, profile, no_render):
     """One GPU's lab report (CUDA_VISIBLE_DEVICES names the GPU)."""
-    from rooflab.fleet.worker import WorkerConfig, measure_one
-
-    cfg = WorkerConfig(out_json=out_json, report_dir=report_dir, host=host, index=index, uuid=uuid, quick=quick, n=n,
-                       profile=profile, render=not no_render)
-    doc = measure_one(cfg, _say)
-    err = (doc.get("fleet_gpu") or {}).get("render_error")
-    if err:
-        _say(f"per-GPU report not rendered: {err}")
+    measure_one(out_json=out_json, report_dir=report_dir, host=host, index=index, uuid=uuid, quick=quick, n=n,
+                profile=profile, render=not no_render)
     _say(f"wrote {out_json}")
 
 
@@ -345,8 +441,8 @@ def node_allreduce_cmd(out_json, min_bytes, max_bytes, factor, reps):
     from rooflab.measure import collectives
 
     cfg = collectives.AllreduceConfig(min_bytes=min_bytes, max_bytes=max_bytes, factor=factor, reps=reps)
-    _guarded(out_json, lambda: _allreduce_with_fallback(cfg, _say, os.path.dirname(os.path.abspath(out_json)),
-                                                        out_hint=out_json))
+    logs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(out_json))), "logs")
+    _guarded(out_json, lambda: _allreduce_with_fallback(cfg, _say, logs, out_hint=out_json))
 
 
 @fleet.command("node-torch-peer", hidden=True)
@@ -399,21 +495,19 @@ def _sigterm(_signum, _frame):
 def main() -> None:
     from rooflab.errors import RooflabError
 
-    signal.signal(signal.SIGTERM, _sigterm)
-    cli = _cli()
     try:
         fleet.main(standalone_mode=False, prog_name="rooflab fleet")
     except click.exceptions.Abort:
-        cli.err.print("rooflab: interrupted")
+        _err.print("rooflab: interrupted")
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except RooflabError as exc:
-        cli.err.print(f"rooflab: error: {exc}", markup=False)
+        _err.print(f"rooflab: error: {exc}", markup=False)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        cli.err.print("rooflab: interrupted")
+        _err.print("rooflab: interrupted")
         sys.exit(130)
 
 

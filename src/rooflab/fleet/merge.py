@@ -7,7 +7,7 @@
                "links": {HOST: links section}, "allreduce": {HOST: section},
                "torch_peer": {HOST: section}, "nodes": {HOST: {gpus, steps, errors}},
                "config": {outlier_pct, baseline}, "launch": {...}, "errors": [...],
-               "references": {...}}}
+               "figures": [[key, title, unit]], "references": {...}}}
 
 The same function serves `fleet report --devices`, the launcher path (rank 0, after
 every rank has written its document) and `fleet merge DIR` afterwards.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rooflab import results
 from rooflab.fleet import layout, outliers, reference
-from rooflab.fleet.summary import summarize_gpu
+from rooflab.fleet.summary import FIGURES, summarize_gpu
 
 NODE_KIND = "rooflab-fleet-node"
 
@@ -66,6 +66,7 @@ def merge(gpu_docs: Sequence[tuple[dict, str | None]], node_docs: Sequence[dict]
         "outliers": outliers.find(entries, pct=outlier_pct, baseline=baseline),
         "links": {}, "allreduce": {}, "torch_peer": {}, "nodes": {},
         "launch": launch or {"mode": "merge"},
+        "figures": [list(f) for f in FIGURES],  # [key, column title, unit], in the table's order
         "references": {"torch_2xh200": reference.TORCH_2XH200},
     }
     for nd in sorted(node_docs, key=lambda d: str(d.get("host"))):

@@ -14,10 +14,3 @@ TORCH_2XH200 = {
     "allreduce_busbw_gbs": {str(16 * 2**20): 220.0, str(2**30): 330.0},
 }
 
-
-def text() -> str:
-    r = TORCH_2XH200
-    return (f"Reference ({r['source']}; {r['date']}): peer copy {r['peer_ce_uni_gbs']:.0f} GB/s each way, "
-            f"{r['peer_ce_bidir_gbs']:.0f} GB/s both ways at once; pinned host↔device {r['pinned_h2d_d2h_gbs']:.0f} "
-            f"GB/s; all-reduce bus bandwidth {r['allreduce_busbw_gbs'][str(16 * 2**20)]:.0f} GB/s at 16 MiB and "
-            f"{r['allreduce_busbw_gbs'][str(2**30)]:.0f} GB/s at 1 GiB.")

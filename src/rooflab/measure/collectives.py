@@ -298,8 +298,12 @@ def run_torch_rank(cfg: AllreduceConfig, rank: int, world: int, port: int) -> di
             dist.destroy_process_group()
     if rank != 0:
         return None
+    version = None
+    with contextlib.suppress(Exception):
+        v = torch.cuda.nccl.version()
+        version = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
     return {"available": True, "backend": "torch.distributed", "torch_version": torch.__version__,
-            "nccl_version": ".".join(map(str, torch.cuda.nccl.version())) if hasattr(torch.cuda, "nccl") else None,
+            "nccl_version": version,
             "ranks": world, "env": _env(), "config": asdict(cfg),
             "method": _method(cfg, "torch.distributed NCCL backend, one process per GPU (in place; timed on a "
                                    "zero buffer, checked on the patterned one)"),

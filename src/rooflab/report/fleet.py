@@ -5,17 +5,33 @@ power, temperature, clock reasons, ECC counts and a flag. outlier_table: what fe
 behind and the telemetry that may explain it. link_tables: per host, the link kind and
 theoretical rate, copy-engine and SM-copy matrices (one direction, both directions),
 pinned host↔device. allreduce_tables: bus bandwidth against message size.
+
+Everything comes from the document (its "figures" list names the table's columns, its
+"references" the figures measured elsewhere), so a saved fleet.json renders anywhere.
 """
 
 from __future__ import annotations
 
-from rooflab.fleet import reference
-from rooflab.fleet.summary import FIGURES
 from rooflab.report.table import Table
 
 
 def _fleet(doc: dict) -> dict:
     return doc.get("fleet", doc)
+
+
+def _torch_ref(f: dict) -> dict:
+    return (f.get("references") or {}).get("torch_2xh200") or {}
+
+
+def reference_text(f: dict) -> str | None:
+    r = _torch_ref(f)
+    if not r:
+        return None
+    ar = r.get("allreduce_busbw_gbs") or {}
+    return (f"Reference ({r.get('source')}; {r.get('date')}): peer copy {r.get('peer_ce_uni_gbs'):.0f} GB/s each "
+            f"way, {r.get('peer_ce_bidir_gbs'):.0f} GB/s both ways at once; pinned host↔device "
+            f"{r.get('pinned_h2d_d2h_gbs'):.0f} GB/s; all-reduce bus bandwidth "
+            + ", ".join(f"{v:.0f} GB/s at {size_label(int(k))}" for k, v in ar.items()) + ".")
 
 
 def size_label(nbytes: int) -> str:
@@ -45,7 +61,8 @@ def node_table(doc: dict) -> Table:
     f = _fleet(doc)
     gpus = list((f.get("gpus") or {}).values())
     med = f.get("medians") or {}
-    figs = [x for x in FIGURES if x[0] != "bf16_tflops" or any(g["summary"].get("bf16_tflops") for g in gpus)]
+    figs = [tuple(x) for x in f.get("figures") or []]
+    figs = [x for x in figs if x[0] != "bf16_tflops" or any(g["summary"].get("bf16_tflops") for g in gpus)]
     flagged: dict[str, list[str]] = {}
     for o in f.get("outliers") or []:
         tag = o["title"].split()[0] + (" (baseline)" if o["against"] == "baseline" else "")
@@ -80,6 +97,9 @@ def node_table(doc: dict) -> Table:
               "BF16 (where measured): best passed GEMM rung of precision bf16."),
              ("Clocks, power, temperature and clock reasons: NVML samples during the timed runs (SM MHz: median "
               "under the FMA and cuBLAS runs); ECC: volatile counts (since the driver loaded) after the run.")]
+    if len(gpus) == 2:
+        notes.append(f"With two GPUs the median is their mean: one is flagged only when it trails the other by "
+                     f"more than {200 * pct / (100 + pct):.1f}%.")
     return Table("GPUs: each figure as % of the fleet median", cols, rows, notes, key="fleet_gpus")
 
 
@@ -181,15 +201,16 @@ def link_tables(doc: dict) -> list[Table]:
         elif tp:
             out.append(Table(f"{host}: PyTorch peer copy", ["status"], [[tp.get("reason") or tp.get("error")]],
                              key="links_torch"))
-    if out:
-        out[-1].notes.append(reference.text())
+    ref = reference_text(f)
+    if out and ref:
+        out[-1].notes.append(ref)
     return out
 
 
 def allreduce_tables(doc: dict) -> list[Table]:
     f = _fleet(doc)
     out = []
-    ref = reference.TORCH_2XH200["allreduce_busbw_gbs"]
+    ref = _torch_ref(f).get("allreduce_busbw_gbs") or {}
     for host, sec in (f.get("allreduce") or {}).items():
         if not sec:
             continue
@@ -211,7 +232,7 @@ def allreduce_tables(doc: dict) -> list[Table]:
                   f"NCCL_NVLS_ENABLE={env.get('NCCL_NVLS_ENABLE')}"),
                  ("algbw = bytes / time; busbw = algbw × 2(n−1)/n (nccl-tests); float32 sum, median of reps, "
                   "every size checked on every GPU"),
-                 f"reference column: {reference.TORCH_2XH200['source']}"]
+                 f"reference column: {_torch_ref(f).get('source') or 'none'}"]
         notes += [f"error: {e}" for e in sec.get("errors") or []]
         out.append(Table(f"{host}: NCCL all-reduce bus bandwidth", ["size", "time µs", "algbw GB/s", "busbw GB/s",
                                                                     "check", "torch busbw (ref)"], rows, notes,
