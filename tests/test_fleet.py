@@ -363,6 +363,15 @@ def test_node_table_and_matrices(four):
     assert "# rooflab fleet report" in md and "NCCL all-reduce" in md and "Outliers" in md
 
 
+def test_a_link_faster_than_its_reported_kind_is_marked():
+    sec = links_section()
+    for p in sec["pairs"]:
+        p["link"] = {"type": "PCIe", "label": "PCIe gen5 x16", "theoretical_gbs": 63.0}
+    tables = render.link_tables({"fleet": {"links": {"h": sec}}})
+    ce = next(x for x in tables if "copy engine" in x.title and "one direction" in x.title)
+    assert ce.rows[0][2] == "393 (624% !)" and any("misreported" in n for n in ce.notes)
+
+
 def test_nccl_unavailable_renders_cleanly():
     doc = {"fleet": {"allreduce": {"h": {"available": False, "reason": "NCCL not available through CuPy (x)"}}}}
     t = render.allreduce_tables(doc)[0]
@@ -492,6 +501,17 @@ def test_launcher_without_a_run_id_agrees_through_run_json(fake_node, tmp_path):
     token = json.loads((tmp_path / "run.json").read_text())["token"]
     assert doc["fleet"]["launch"]["token"] == token and len(doc["fleet"]["gpus"]) == 2
     assert doc["fleet"]["torch_peer"] == {}
+
+
+def test_torch_fallback_ranks_also_start_with_nvls_off(fake_node, tmp_path):
+    from rooflab.measure import collectives
+
+    cfg = collectives.AllreduceConfig(min_bytes=1024, max_bytes=4096, factor=4, reps=2)
+    sec = collectives.run_torch_group(cfg, 4, str(tmp_path / "ar.json"), str(tmp_path / "logs"), timeout_s=5)
+    assert sec == {"available": False, "reason": "fake"}  # what the fake rank 0 wrote
+    ranks = [(c, e) for c, e in fake_node.calls if c[3] == "torch-allreduce-rank"]
+    assert sorted(int(c[c.index("--rank") + 1]) for c, _ in ranks) == [0, 1, 2, 3]
+    assert all(safety.unsafe_keys(e) == [] for _, e in ranks)
 
 
 def test_stale_rank_files_are_ignored(fake_node, tmp_path):

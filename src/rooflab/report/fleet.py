@@ -127,7 +127,20 @@ def _gbs_cell(r: dict | None, theo: float | None) -> str | None:
     g = r.get("gbs")
     if g is None:
         return None
-    return f"{g:,.0f} ({100 * g / theo:.0f}%)" if theo else f"{g:,.0f}"
+    if not theo:
+        return f"{g:,.0f}"
+    pct = 100 * g / theo
+    return f"{g:,.0f} ({pct:.0f}%{' !' if pct > 110 else ''})"
+
+
+_TOO_FAST = ("'!': faster than the theoretical rate of the link NVML reports, so the link kind is probably "
+             "misreported (e.g. NVLink hidden from NVML inside a VM)")
+
+
+def _flag_too_fast(t: Table) -> Table:
+    if any(isinstance(c, str) and c.endswith("!)") for row in t.rows for c in row):
+        t.notes.append(_TOO_FAST)
+    return t
 
 
 def _matrix(title: str, labels: list[str], cell, notes: list[str], key: str) -> Table:
@@ -201,6 +214,7 @@ def link_tables(doc: dict) -> list[Table]:
         elif tp:
             out.append(Table(f"{host}: PyTorch peer copy", ["status"], [[tp.get("reason") or tp.get("error")]],
                              key="links_torch"))
+    out = [_flag_too_fast(t) for t in out]
     ref = reference_text(f)
     if out and ref:
         out[-1].notes.append(ref)
