@@ -552,11 +552,14 @@ def compare(a, b, fmt):
 @click.option("--gpu", default=None, help="Spec-only report for a GPU from the table; measures nothing.")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
               help="Re-render a saved results.json (no GPU needed).")
+@click.option("--devices", default=None, metavar="all|0,2,5",
+              help="Every GPU of this node (or those listed), each measured by its own process; one merged "
+                   "document, a node table with outliers, GPU-to-GPU links and all-reduce (see rooflab fleet).")
 @click.option("--with", "with_kernels", multiple=True, metavar="FILE.cu:KERNEL",
               help="Your GEMM kernel in the ladder (repeatable): FILE.cu:KERNEL (16×16 blocks, one thread per "
                    "element of C) or module:function (a Python callable on CuPy arrays). For other launch "
                    "geometry use `rooflab bench` or the Python API.")
-def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels):
+def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices):
     """The whole lab in one command: device, specs, FMA peak, bandwidth, the SGEMM
     ladder, Nsight Compute, the roofline — written to --out as report.md,
     results.json, CSV tables and roofline.png/.svg.
@@ -575,6 +578,14 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels):
 
     if n < 1:
         raise UsageError(f"--n must be a positive integer, got {n}")
+    if devices:
+        if from_file or gpu or with_kernels:
+            raise UsageError("--devices measures this node's GPUs: it takes no --from, --gpu or --with")
+        from rooflab.cli_fleet import report_devices  # noqa: PLC0415
+
+        report_devices(click.get_current_context(), devices=devices, out_dir=out_dir, quick=quick, n=n,
+                       profile=not no_profile)
+        return
     t0 = time.perf_counter()
     if from_file:
         doc = results.load(from_file)
@@ -635,6 +646,15 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels):
     if doc["device"].get("spec_only"):
         out.print("[bold]spec-only report: nothing was measured[/bold]")
     out.print(f"done in {time.perf_counter() - t0:.1f} s")
+
+
+def _register_extensions() -> None:
+    from rooflab.cli_fleet import register as register_fleet  # noqa: PLC0415
+
+    register_fleet(cli)
+
+
+_register_extensions()
 
 
 def main() -> None:
