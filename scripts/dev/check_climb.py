@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Check and time the climb rungs (vec, warptile, pipelined instances) beside cuBLAS.
+
+Run on the GPU machine from the repo root:  PYTHONPATH=src python3 scripts/dev/check_climb.py
+Options: --quick (no 8192), --kernels SUBSTR[,SUBSTR] (filter by label), --reps 20.
+
+For every kernel: compile with CuPy RawModule (NVRTC, -std=c++17; templates through
+name_expressions), report registers / local (spill) bytes / static shared bytes of the
+NVRTC build, then
+  - correctness on odd shapes and 2048^3 / 4096^3: inputs uniform [-1, 1) float32, C
+    pre-filled with NaN inside a buffer with 1024 sentinel floats before and after;
+    normwise ||C - ref||_F / ||ref||_F <= 1e-5 against a float64 product, guards intact;
+  - bitwise determinism: one shape run twice, compared bit for bit;
+  - timing at N = 2048, 4096, 8192: 1 warm-up, 20 timed launches (CUDA events around
+    each), median; cuBLAS SGEMM (cupy.matmul, FP32: CUPY_TF32 is removed from the
+    environment) timed the same way on the same inputs.
+A kernel that fails to compile or launch prints FAILED and the script goes on (after a
+sticky CUDA error the script re-executes itself for the kernels not yet done).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+if os.environ.pop("CUPY_TF32", None) is not None:
+    print("note: CUPY_TF32 was set; removed so that cuBLAS stays pure FP32", flush=True)
+
+import cupy as cp
+import numpy as np
+
+if os.environ.get("ROOFLAB_NO_POOL") == "1":  # under compute-sanitizer: every array its own allocation
+    cp.cuda.set_allocator(None)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RUNGS = os.path.join(ROOT, "src", "rooflab", "rungs")
+GUARD = 1024
+SENTINEL_BITS = np.uint32(0x7FC0DEAD)  # a NaN with a payload no kernel produces
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+# label, file, kernel name (template instance = name expression), threads, (BM, BN), dynamic smem bytes
+def _pipe(bm, bn, bk, wm, wn, tm, tn, st):
+    nt = (bm // wm) * (bn // wn) * 32
+    kind = "regpf" if st == 2 else f"cp.async{st}"
+    return (f"pipe {bm}x{bn}x{bk} w{wm}x{wn} t{tm}x{tn} {kind}", "pipelined.cu",
+            f"mm_pipe<{bm},{bn},{bk},{wm},{wn},{tm},{tn},{st}>", nt, (bm, bn), 0)
+
+
+KERNELS = [
+    ("regtile (baseline)", "regtile.cu", "mm_regtile", 256, (128, 128), 0),
+    ("vec", "vec.cu", "mm_vec", 256, (128, 128), 0),
+    ("warptile", "warptile.cu", "mm_warptile", 256, (128, 128), 0),
+    _pipe(128, 128, 8, 32, 64, 8, 8, 2),
+    _pipe(128, 128, 8, 32, 64, 8, 8, 3),
+    _pipe(128, 128, 8, 32, 64, 8, 8, 4),
+    _pipe(128, 128, 8, 64, 64, 8, 16, 2),
+    _pipe(128, 128, 8, 64, 64, 8, 16, 3),
+    _pipe(128, 128, 8, 64, 64, 8, 16, 4),
+    _pipe(128, 256, 8, 64, 64, 8, 16, 2),
+    _pipe(128, 256, 8, 64, 64, 8, 16, 3),
+]
+
+CHECK_SHAPES = [(1, 1, 1), (45, 33, 70), (1000, 777, 1234), (4097, 4097, 4097), (1, 4096, 7), (3, 5000, 2),
+                (2048, 2048, 2048), (4096, 4096, 4096)]
+DET_SHAPE = (1000, 777, 1234)
+SIZES = [2048, 4096, 8192]
+if os.environ.get("CHECK_CLIMB_SMALL"):  # smoke test of this script itself (tiny shapes)
+    CHECK_SHAPES = [(1, 1, 1), (45, 33, 70), (3, 50, 2), (64, 64, 64)]
+    DET_SHAPE = (45, 33, 70)
+    SIZES = [128, 256, 384]
+
+
+class Inputs:
+    """Inputs and float64 references, made once per shape and shared by all kernels."""
+
+    def __init__(self):
+        self.cache = {}
+
+    def get(self, m, n, k):
+        key = (m, n, k)
+        if key not in self.cache:
+            rs = cp.random.RandomState((m * 1000003 + n * 1009 + k) % 2**31)
+            a = rs.uniform(-1.0, 1.0, (m, k), dtype=cp.float32)
+            b = rs.uniform(-1.0, 1.0, (k, n), dtype=cp.float32)
+            ref = a.astype(cp.float64) @ b.astype(cp.float64)
+            self.cache[key] = (a, b, ref, float(cp.linalg.norm(ref)))
+        return self.cache[key]
+
+
+_modules = {}
+
+
+def get_kernel(fname, name):
+    """One NVRTC compile per file (all its template instances at once); a failure is
+    remembered, so the file's other instances fail at once instead of recompiling."""
+    if fname not in _modules:
+        names = [k[2] for k in KERNELS if k[1] == fname and "<" in k[2]]
+        try:
+            with open(os.path.join(RUNGS, fname)) as f:
+                code = f.read()
+            mod = cp.RawModule(code=code, options=("-std=c++17",), name_expressions=names or None)
+            mod.compile()
+            _modules[fname] = mod
+        except Exception as e:  # noqa: BLE001
+            _modules[fname] = e
+    mod = _modules[fname]
+    if isinstance(mod, Exception):
+        raise mod
+    return mod.get_function(name)
+
+
+def make_launch(spec, m, n, k):
+    _, fname, name, nt, (bm, bn), dyn = spec
+    kern = get_kernel(fname, name)
+    if dyn > 48 * 1024:
+        kern.max_dynamic_shared_size_bytes = dyn
+    grid = (cdiv(n, bn), cdiv(m, bm), 1)
+
+    def launch(a, b, c):
+        kern(grid, (nt, 1, 1), (a, b, c, np.int32(m), np.int32(n), np.int32(k)), shared_mem=dyn)
+
+    return kern, launch
+
+
+def guarded_run(launch, a, b, m, n):
+    buf = cp.empty(m * n + 2 * GUARD, dtype=cp.float32)
+    buf.view(cp.uint32)[:] = SENTINEL_BITS
+    c = buf[GUARD:GUARD + m * n]
+    c.fill(np.nan)
+    launch(a, b, c)
+    cp.cuda.runtime.deviceSynchronize()
+    bits = buf.view(cp.uint32)
+    guard_ok = bool((bits[:GUARD] == SENTINEL_BITS).all()) and bool((bits[GUARD + m * n:] == SENTINEL_BITS).all())
+    return c.reshape(m, n), guard_ok
+
+
+def normwise(c, ref, refnorm):
+    if bool(cp.isnan(c).any()):
+        return float("inf")
+    d = float(cp.linalg.norm(c.astype(cp.float64) - ref))
+    return d / refnorm if refnorm else d
+
+
+def time_it(fn, reps):
+    fn()  # warm-up
+    cp.cuda.runtime.deviceSynchronize()
+    evs = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(reps)]
+    for s, e in evs:
+        s.record()
+        fn()
+        e.record()
+    evs[-1][1].synchronize()
+    return float(np.median([cp.cuda.get_elapsed_time(s, e) for s, e in evs]))
+
+
+def row(label, shape, err, guard, ms=None, tflops=None, ratio=None, extra=""):
+    m, n, k = shape
+    e = "-" if err is None else f"{err:.1e}"
+    g = "-" if guard is None else ("ok" if guard else "BAD")
+    t = "" if ms is None else f"{ms:8.3f} {tflops:7.2f} {ratio:6.3f}"
+    if err is not None and not err <= 1e-5:
+        extra = ("WRONG " + extra).strip()
+    print(f"{label:38s} {m:>5}x{n:>5}x{k:>5} {e:>8} {g:>5} {t} {extra}".rstrip(), flush=True)
+
+
+def is_sticky(exc):
+    s = str(exc)
+    return any(w in s for w in ("illegal", "ILLEGAL", "misaligned", "MISALIGNED", "launch failure",
+                                "LAUNCH_FAILED", "unspecified", "HARDWARE", "exception"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="time 2048 and 4096 only")
+    ap.add_argument("--kernels", default="", help="comma-separated substrings of labels to run")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)  # used on re-exec
+    args = ap.parse_args()
+    t_start = time.time()
+    kernels = [k for k in KERNELS if not args.kernels or any(s in k[0] for s in args.kernels.split(","))]
+    sizes = SIZES[:2] if args.quick else SIZES
+
+    dev = cp.cuda.Device()
+    props = cp.cuda.runtime.getDeviceProperties(dev.id)
+    if args.skip == 0:
+        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        print(f"{name}  SMs {props['multiProcessorCount']}  CUDA runtime "
+              f"{cp.cuda.runtime.runtimeGetVersion()}  driver {cp.cuda.runtime.driverGetVersion()}  "
+              f"NVRTC {cp.cuda.nvrtc.getVersion()}  CuPy {cp.__version__}", flush=True)
+    inputs = Inputs()
+
+    # cuBLAS reference timings (pure FP32: CUPY_TF32 unset): cupy.matmul, and rooflab's own
+    # cuBLAS rung (cublasSgemm, CUBLAS_DEFAULT_MATH) when importable; ratios use the faster.
+    try:
+        from rooflab.cuda.cublas import sgemm as rooflab_cublas
+    except Exception:  # noqa: BLE001
+        rooflab_cublas = None
+    cublas_ms = {}
+    if args.skip == 0:
+        print(f"{'kernel':38s} {'shape':>17} {'error':>8} {'guard':>5} {'ms':>8} {'TFLOP/s':>7} {'xcuBLAS':>6}")
+    for nn in sizes:
+        a, b, ref, rn = inputs.get(nn, nn, nn)
+        c = cp.empty((nn, nn), dtype=cp.float32)
+        ms = time_it(lambda a=a, b=b, c=c: cp.matmul(a, b, out=c), args.reps)
+        err = normwise(c, ref, rn)
+        timings = [("cuBLAS (cupy.matmul FP32)", ms, err)]
+        if rooflab_cublas is not None:
+            try:
+                lc = rooflab_cublas(nn, nn, nn)
+                c2 = cp.empty((nn, nn), dtype=cp.float32)
+                ms2 = time_it(lambda lc=lc, a=a, b=b, c2=c2: lc(a, b, c2), args.reps)
+                timings.append(("cuBLAS (rooflab rung, cublasSgemm)", ms2, normwise(c2, ref, rn)))
+            except Exception as e:  # noqa: BLE001
+                print(f"rooflab cuBLAS rung unavailable: {type(e).__name__}: {e}", flush=True)
+        cublas_ms[nn] = min(t[1] for t in timings)
+        if args.skip == 0:
+            for lab, t, e in timings:
+                row(lab, (nn, nn, nn), e, None, t, 2 * nn**3 / t / 1e9, cublas_ms[nn] / t)
+
+    best = {}
+    for idx, spec in enumerate(kernels):
+        if idx < args.skip:
+            continue
+        label = spec[0]
+        try:
+            kern, _ = make_launch(spec, 64, 64, 64)
+            res = (f"NVRTC build: regs {kern.num_regs}, local (spill) bytes {kern.local_size_bytes}, "
+                   f"static smem {kern.shared_size_bytes}")
+        except Exception as e:  # noqa: BLE001
+            print(f"{label:38s} FAILED to compile/load: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                  flush=True)
+            continue
+        try:
+            # correctness
+            fails, worst = [], 0.0
+            for m, n, k in CHECK_SHAPES:
+                a, b, ref, rn = inputs.get(m, n, k)
+                _, launch = make_launch(spec, m, n, k)
+                c, gok = guarded_run(launch, a, b, m, n)
+                err = normwise(c, ref, rn)
+                worst = max(worst, err)
+                if not (err <= 1e-5 and gok):
+                    fails.append(f"{m}x{n}x{k}: err {err:.1e} guard {'ok' if gok else 'BAD'}")
+            m, n, k = DET_SHAPE
+            a, b, _, _ = inputs.get(m, n, k)
+            _, launch = make_launch(spec, m, n, k)
+            c1, _ = guarded_run(launch, a, b, m, n)
+            c2, _ = guarded_run(launch, a, b, m, n)
+            det = bool((c1.view(cp.uint32) == c2.view(cp.uint32)).all())
+            status = "checks ok" if not fails and det else "CHECKS FAILED"
+            print(f"{label:38s} {status}: {len(CHECK_SHAPES)} shapes, max err {worst:.1e}, "
+                  f"deterministic {'yes' if det else 'NO'}; {res}"
+                  + ("" if not fails else " | " + "; ".join(fails)), flush=True)
+            # timing
+            for nn in sizes:
+                a, b, ref, rn = inputs.get(nn, nn, nn)
+                _, launch = make_launch(spec, nn, nn, nn)
+                c, gok = guarded_run(launch, a, b, nn, nn)
+                err = normwise(c, ref, rn)
+                ms = time_it(lambda launch=launch, a=a, b=b, c=c: launch(a, b, c), args.reps)
+                tf = 2 * nn**3 / ms / 1e9
+                ratio = cublas_ms[nn] / ms
+                row(label, (nn, nn, nn), err, gok, ms, tf, ratio)
+                if err <= 1e-5 and gok and (nn not in best or ratio > best[nn][1]):
+                    best[nn] = (label, ratio, tf)
+        except Exception as e:  # noqa: BLE001
+            print(f"{label:38s} FAILED: {type(e).__name__}: {str(e).splitlines()[0][:200]}", flush=True)
+            if is_sticky(e):
+                # the context is unusable: continue with the next kernels in a fresh process
+                rest = [a for a in sys.argv[1:] if not a.startswith("--skip")]
+                print("(sticky CUDA error: re-running the remaining kernels in a new process)", flush=True)
+                sys.stdout.flush()
+                os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), *rest,
+                                          f"--skip={idx + 1}"])
+    if best:
+        print("best per size (this process): " + "; ".join(
+            f"N={nn}: {lab} {r:.3f}x cuBLAS ({tf:.1f} TFLOP/s)" for nn, (lab, r, tf) in sorted(best.items())))
+    print(f"total {time.time() - t_start:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
