@@ -103,10 +103,14 @@ def _dfma(grid, block, args, broken):
 
 
 def _hfma2(grid, block, args, broken):
-    out, iters, xf, yf = args
+    out, iters, xbits, ybits = args
     from rooflab.measure.memory import hfma2_emulate
 
-    one = hfma2_emulate(block, int(iters), x=float(xf), y=float(yf))  # the fused arithmetic, per step
+    assert isinstance(xbits, np.uint32) and isinstance(ybits, np.uint32)  # half2 bit patterns
+    lo = [float(np.array([int(b) & 0xFFFF], np.uint16).view(np.float16)[0]) for b in (xbits, ybits)]
+    hi = [float(np.array([int(b) >> 16], np.uint16).view(np.float16)[0]) for b in (xbits, ybits)]
+    assert lo == hi
+    one = hfma2_emulate(block, int(iters), x=lo[0], y=lo[1])  # the fused arithmetic, per step
     out[: grid * block] = np.tile(one.reshape(-1).view(np.uint32), grid)
 
 

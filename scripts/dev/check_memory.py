@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     theo, s = sec["theoretical"], sec["summary"]
 
-    def line(what: str, r: dict, scale: float, unit: str, ref: float | None = None, extra: str = "") -> None:
+    def line(what: str, r: dict, scale: float, unit: str, ref: float | None = None, ref_name: str = "") -> None:
         if r.get("error"):
             print(f"{what:<34} ERROR {r['error']}")
             return
@@ -45,12 +45,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{what:<34} FAILED its check: {r.get('check')}")
             return
         v = r["rate"] / scale
-        pct = f"  {100 * r['rate'] / ref:5.1f}% of {ref / scale:,.2f}" if ref else ""
-        print(f"{what:<34} {v:10,.2f} {unit}{pct}  spread {r['spread_pct']:.2f}%  iters {r.get('iters')}{extra}")
+        pct = f"  {100 * r['rate'] / ref:5.1f}% of {ref_name}{ref / scale:,.2f}" if ref else ""
+        print(f"{what:<34} {v:10,.2f} {unit}{pct}  spread {r['spread_pct']:.2f}%  iters {r.get('iters')}")
 
+    for part in ("l2_sweep", "shared"):  # a part that failed as a whole (compile, allocation)
+        if (sec.get(part) or {}).get("error"):
+            print(f"{part:<34} ERROR {sec[part]['error']}")
     for r in sorted(sec.get("l2_sweep", {}).get("rows", []), key=lambda r: r.get("footprint_bytes", 0)):
         line(f"L2 read {r['footprint_bytes'] / MiB:g} MiB ({r['footprint_bytes'] / dev.l2_bytes:.2f}x L2)", r,
-             1e9, "GB/s", theo.get("hbm_bytes_per_s"), "  (% of HBM peak)")
+             1e9, "GB/s", theo.get("hbm_bytes_per_s"), "HBM peak ")
     if sec.get("l2_copy"):
         line(f"L2 copy {sec['l2_copy'].get('footprint_bytes', 0) / MiB:g} MiB", sec["l2_copy"], 1e9, "GB/s")
     for r in sec.get("shared", {}).get("rows", []):
@@ -65,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = [*sec.get("l2_sweep", {}).get("rows", []), sec.get("l2_copy") or {}, *sec.get("shared", {}).get("rows", []),
             sec.get("fp64") or {}, sec.get("fp16") or {}]
     checks = {
-        "every configuration verified": all(r.get("verified") and not r.get("error") for r in rows),
+        "every configuration verified": all(r.get("verified") and not r.get("error") for r in rows)
+        and not any((sec.get(p) or {}).get("error") for p in ("l2_sweep", "shared")),
         "in-L2 > 1.5x beyond-L2": (s.get("l2_over_beyond") or 0) > 1.5,
         "shared conflict-free > 4x conflicted": (s.get("shared_conflict_slowdown") or 0) > 4,
         "shared >= 90% of theoretical": (s.get("shared_pct_of_theoretical") or 0) >= 90,

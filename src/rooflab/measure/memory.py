@@ -175,6 +175,12 @@ def dfma_emulate(threads: int, iters: int, acc: int = FMA_ACC, x: float = DFMA_X
     return s
 
 
+def half2_bits(v: float) -> np.uint32:
+    """The bits of a half2 holding v (rounded to float16) in both halves, as fma16.cu takes x and y."""
+    h = int(np.float16(v).view(np.uint16))
+    return np.uint32(h | (h << 16))
+
+
 def hfma2_emulate(threads: int, iters: int, acc: int = FMA_ACC, x: float = HFMA_X, y: float = HFMA_Y) -> np.ndarray:
     """hfma2_chain<acc> for one block: (threads, 2) float16 (low, high halves). Each HFMA2 is
     computed exactly in float64 (two halves' product has at most 22 significant bits) and rounded
@@ -369,7 +375,7 @@ class _Runner:
             out_dtype, args_xy, check_iters = cp.float64, (np.float64(DFMA_X), np.float64(DFMA_Y)), 2
         else:
             source, kname, x, y, flop_per_fma = FP16_SOURCE, f"hfma2_chain<{FMA_ACC}>", HFMA_X, HFMA_Y, 4
-            out_dtype, args_xy, check_iters = cp.uint32, (np.float32(HFMA_X), np.float32(HFMA_Y)), 4
+            out_dtype, args_xy, check_iters = cp.uint32, (half2_bits(HFMA_X), half2_bits(HFMA_Y)), 4
         label = kname
         row = {"label": label, "precision": precision, "kernel": kname, "accumulators": FMA_ACC,
                "grid": self.blocks, "block": BLOCK, "x": x, "y": y, "rounds": []}

@@ -104,7 +104,7 @@ def l2_table(doc: dict) -> Table | None:
              (f"L2 = {l2 / MiB:g} MiB. % of L2 best: against the best footprint up to half the L2; "
              f"× HBM peak: against {_gb(hbm) or '?'} GB/s (2 × memory clock × bus width). "
              f"L2 theoretical: {theo.get('l2_basis', 'unknown')}.")]
-    for r in sweep.get("rows", []):
+    for r in [sweep, *sweep.get("rows", [])]:
         if r.get("error"):
             notes.append(f"{r['label']}: {r['error']}")
     return Table("L2 bandwidth by footprint (issue 11)", ["footprint MiB", "× L2", "GB/s", "% of L2 best",
@@ -131,7 +131,7 @@ def shared_table(doc: dict) -> Table | None:
     clock = _clock_note(sh.get("rows", []), (sec.get("device") or {}).get("sm_clock_max_mhz"))
     if clock:
         notes.append(clock)
-    notes += [f"{r['label']}: {r['error']}" for r in sh.get("rows", []) if r.get("error")]
+    notes += [f"{r['label']}: {r['error']}" for r in [sh, *sh.get("rows", [])] if r.get("error")]
     return Table("Shared-memory bandwidth (issue 11)", ["access", "TB/s", "% of theoretical",
                                                         "wavefronts per LDS.128", "rounds TB/s", "spread",
                                                         "verified"], rows, notes, key="memory_shared")
