@@ -119,6 +119,6 @@ def test_cli_memory_json(device):
     res = CliRunner().invoke(cli, ["memory", "--parts", "shared,fp64", "--rounds", "1", "--reps", "3",
                                    "--launch-ms", "0.5", "--format", "json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output[res.output.index("{"):])
+    doc = json.loads(res.stdout)  # progress goes to stderr
     assert doc["memory"]["shared"]["rows"][0]["verified"] and doc["memory"]["fp64"]["verified"]
     assert "l2_sweep" not in doc["memory"]

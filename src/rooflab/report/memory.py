@@ -99,7 +99,7 @@ def l2_table(doc: dict) -> Table | None:
     grid = f"{m['grid']:,}" if m.get("grid") else "?"
     notes = [(f"float4 reads cached in L2 only (ld.global.cg), 4 loads in flight per thread, grid {grid} "
              f"× {m.get('block', '?')} (one full-occupancy wave), each launch ~{m.get('launch_ms', '?')} ms; bytes = "
-             f"bytes read (the copy: read + written). GB/s: median over {m.get('rounds', '?')} interleaved rounds of "
+             f"bytes read (the copy: read + written). GB/s: median over {m.get('rounds', '?')} interleaved round(s) of "
              f"the median of {m.get('reps', '?')} launches; min–max and spread are between rounds."),
              (f"L2 = {l2 / MiB:g} MiB. % of L2 best: against the best footprint up to half the L2; "
              f"× HBM peak: against {_gb(hbm) or '?'} GB/s (2 × memory clock × bus width). "
@@ -321,10 +321,13 @@ def _peaks_paragraph(sec: dict) -> tuple[str, str] | None:
         parts.append(t)
     if not parts:
         return None
-    text = "; ".join(parts) + (". Both are register-only chains with 8 independent accumulators per thread at full "
-                               "occupancy, like the FP32 FMA kernel: each HFMA2 does two half-precision FMAs, so the "
-                               "FP16 rate is counted as 4 FLOP per instruction. These are the CUDA-core rates; "
-                               "tensor cores run FP16 and FP64 matrix products far faster.")
+    text = "; ".join(parts) + (". The chains are register-only, 8 independent accumulators per thread at full "
+                               "occupancy, like the FP32 FMA kernel.")
+    if s.get("fp16_flops"):
+        text += (" Each HFMA2 does two half-precision FMAs, so it counts 4 FLOP; on the A100 and H100/H200 the "
+                 "compiler issues half of them to the tensor-core pipe (HFMA2.MMA), which is how the FP16 CUDA-core "
+                 "rate reaches twice the FP32 rate.")
+    text += " These are CUDA-core rates; tensor cores run FP16 and FP64 matrix products far faster."
     return ("FP64 and FP16 peaks", text)
 
 
