@@ -1,4 +1,5 @@
-"""Per-architecture facts the driver does not report: FP32 CUDA cores per SM.
+"""Per-architecture facts the driver does not report: FP32 CUDA cores per SM, and the FP64
+and FP16 CUDA-core rates beside them.
 
 Sources: the CUDA C++ Programming Guide's "Arithmetic Instructions" throughput table
 (32-bit floating-point add, multiply, multiply-add results per clock per SM) and the
@@ -33,3 +34,40 @@ def fp32_cores_per_sm(cc: tuple[int, int]) -> int | None:
     """FP32 lanes per SM for a compute capability, or None when not in the table."""
     entry = _ARCH.get(tuple(cc))
     return entry[1] if entry else None
+
+
+# (major, minor) -> (FP64 results per clock per SM, FP16 results per clock per SM), from the same
+# throughput table ("64-bit" and "16-bit floating-point add, multiply, multiply-add"); an FP16
+# result is one half of a half2 HFMA2. Cross-checked against the whitepapers' non-tensor peaks
+# (H100 SXM: FP64 33.5 = 132 x 64 x 2 x 1.98 GHz, FP16 133.8 = 132 x 256 x 2 x 1.98 GHz; A100: FP16
+# 78 = 108 x 256 x 2 x 1.41 GHz; GA102 and Ada: FP16 equal to FP32). None where not established.
+_FP64_FP16 = {
+    (6, 0): (32, 128),
+    (6, 1): (4, 2),
+    (7, 0): (32, 128),
+    (7, 5): (2, 128),
+    (8, 0): (32, 256),
+    (8, 6): (2, 128),
+    (8, 7): (2, 128),
+    (8, 9): (2, 128),
+    (9, 0): (64, 256),
+}
+
+# Published L2 read bandwidth in bytes per SM clock: the Volta and A100 whitepapers (2048 and
+# 5120 B/clk). Hopper's is not published; the L2 roof there is measured or left out.
+_L2_BYTES_PER_CLK = {(7, 0): 2048, (8, 0): 5120}
+
+
+def fp64_lanes_per_sm(cc: tuple[int, int]) -> int | None:
+    """FP64 FMA results per clock per SM, or None when not in the table."""
+    return _FP64_FP16.get(tuple(cc), (None, None))[0]
+
+
+def fp16_lanes_per_sm(cc: tuple[int, int]) -> int | None:
+    """FP16 FMA results per clock per SM (two per half2 lane), or None when not in the table."""
+    return _FP64_FP16.get(tuple(cc), (None, None))[1]
+
+
+def l2_bytes_per_clk(cc: tuple[int, int]) -> int | None:
+    """Published L2 read bandwidth per SM clock, or None (not published for this architecture)."""
+    return _L2_BYTES_PER_CLK.get(tuple(cc))

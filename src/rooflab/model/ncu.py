@@ -22,7 +22,12 @@ FADD = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
 FMUL = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
 FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
 DURATION = "gpu__time_duration.sum"
-METRICS = (DRAM_PCT, SM_PCT, MEM_PCT, DRAM_READ, DRAM_WRITE, FADD, FMUL, FFMA, DURATION)
+# bytes through each level of the hierarchy (issue 11): the L1TEX tag stage (global and local
+# traffic; shared-memory accesses do not pass it) and the L2 slices; DRAM is read + write above
+L1_BYTES = "l1tex__t_bytes.sum"
+L2_BYTES = "lts__t_bytes.sum"
+LEVEL_METRICS = (L1_BYTES, L2_BYTES)
+METRICS = (DRAM_PCT, SM_PCT, MEM_PCT, DRAM_READ, DRAM_WRITE, FADD, FMUL, FFMA, DURATION, *LEVEL_METRICS)
 
 # Nsight Compute's SOL rule: below 60% of peak on both, latency (not a roof) limits the kernel.
 SOL_THRESHOLD = 60.0
@@ -56,13 +61,41 @@ class KernelProfile:
         """Measured arithmetic intensity: FP32 FLOPs per DRAM byte."""
         return self.fp32_flops / self.dram_bytes if self.dram_bytes else None
 
+    @property
+    def l1_bytes(self) -> float | None:
+        """Bytes through the L1TEX tag stage; None where the profile predates the metric."""
+        return self.metrics.get(L1_BYTES)
+
+    @property
+    def l2_bytes(self) -> float | None:
+        """Bytes through the L2 slices; None where the profile predates the metric."""
+        return self.metrics.get(L2_BYTES)
+
+    @property
+    def ai_l1(self) -> float | None:
+        return self.fp32_flops / self.l1_bytes if self.l1_bytes else None
+
+    @property
+    def ai_l2(self) -> float | None:
+        return self.fp32_flops / self.l2_bytes if self.l2_bytes else None
+
+    @property
+    def ai_dram(self) -> float | None:
+        return self.ai
+
+    @property
+    def duration_s(self) -> float | None:
+        return self.metrics.get(DURATION)
+
     def verdict(self) -> str:
         return verdict(self.dram_pct, self.sm_pct)
 
     def to_dict(self) -> dict:
         return {"label": self.label, "kernels": self.kernels, "metrics": self.metrics,
                 "dram_pct": self.dram_pct, "sm_pct": self.sm_pct, "dram_bytes": self.dram_bytes,
-                "fp32_flops": self.fp32_flops, "ai": self.ai, "verdict": self.verdict()}
+                "fp32_flops": self.fp32_flops, "ai": self.ai, "verdict": self.verdict(),
+                "l1_bytes": self.l1_bytes, "l2_bytes": self.l2_bytes,
+                "ai_l1": self.ai_l1, "ai_l2": self.ai_l2, "ai_dram": self.ai_dram}
 
     @classmethod
     def from_dict(cls, d: dict) -> KernelProfile:

@@ -1,0 +1,340 @@
+"""The hierarchical roofline (issue 11), pure: one memory slope per level of the hierarchy
+(L1/shared, L2, HBM), and each profiled kernel placed once per level.
+
+A kernel that moves ``bytes_l`` through level ``l`` at bandwidth ``BW_l`` and does ``F`` FP32
+FLOPs has an intensity ``AI_l = F / bytes_l`` at that level and can reach at most
+``min(peak, AI_l x BW_l)`` there. Nsight Compute's rule picks the binding level: the one whose
+attainable rate is lowest, i.e. the slope nearest above the kernel's points. Equivalently, the
+level whose traffic needs the most time (``bytes_l / BW_l``); that form also judges kernels that
+do no FLOPs (a copy), by how busy each level was.
+
+Bandwidths come from the document's "memory" section where it was measured (conflict-free
+shared-memory stream for L1, best in-L2 read for L2, a read stream at 4x the L2 for HBM), else
+from the "bandwidth" section's best copy (HBM), else from theory (SMs x 128 B/clk x clock for
+shared memory, a whitepaper figure for L2 where one is published, the device's HBM peak).
+A level with no figure is left out. No plotting here.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+
+from rooflab.model import arch
+from rooflab.model.ceilings import summarize
+from rooflab.model.ncu import KernelProfile
+
+SHARED_BYTES_PER_CLK = 128  # 32 banks x 4 bytes per SM clock, every SM since Maxwell
+LEVEL_KEYS = ("L1", "L2", "DRAM")
+LEVEL_NAMES = {"L1": "L1/shared", "L2": "L2", "DRAM": "HBM"}
+COMPUTE = "compute"
+
+
+# ----------------------------------------------------------------------------------------------
+# the measured section, summarised
+# ----------------------------------------------------------------------------------------------
+
+
+def rate_spread(values: list[float]) -> dict:
+    """Median, min and max of per-round rates, and the spread (max - min) / median in %."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    if not vals:
+        return {"rate": None, "rate_min": None, "rate_max": None, "spread_pct": None}
+    med = statistics.median(vals)
+    return {"rate": med, "rate_min": min(vals), "rate_max": max(vals),
+            "spread_pct": 100.0 * (max(vals) - min(vals)) / med if med else None}
+
+
+def _rated(row: dict | None) -> bool:
+    return bool(row) and bool(row.get("verified")) and row.get("rate") is not None
+
+
+def memory_summary(sec: dict) -> dict:
+    """The headline figures of a "memory" section, each with its theoretical value and ratio."""
+    theo = sec.get("theoretical") or {}
+    l2 = (sec.get("device") or {}).get("l2_bytes") or 0
+    out: dict = {}
+    rows = sorted((r for r in (sec.get("l2_sweep") or {}).get("rows", []) if _rated(r)),
+                  key=lambda r: r["footprint_bytes"])
+    # the L2 figure: the best footprint up to half the L2 (the smallest one where the size is unknown)
+    in_l2 = [r for r in rows if r["footprint_bytes"] <= l2 / 2] if l2 else rows[:1]
+    if in_l2:
+        best = max(in_l2, key=lambda r: r["rate"])
+        largest = rows[-1]
+        beyond = largest if l2 and largest["footprint_bytes"] >= 2 * l2 else None
+        cliff = next((r for r in rows if r["footprint_bytes"] > best["footprint_bytes"]
+                      and r["rate"] < 0.9 * best["rate"]), None)
+        out.update(l2_bytes_per_s=best["rate"], l2_footprint_bytes=best["footprint_bytes"],
+                   l2_spread_pct=best.get("spread_pct"),
+                   cliff_footprint_bytes=cliff["footprint_bytes"] if cliff else None,
+                   beyond_l2_bytes_per_s=beyond["rate"] if beyond else None,
+                   beyond_l2_footprint_bytes=beyond["footprint_bytes"] if beyond else None,
+                   l2_over_beyond=best["rate"] / beyond["rate"] if beyond else None)
+    copy = sec.get("l2_copy")
+    if _rated(copy):
+        out["l2_copy_bytes_per_s"] = copy["rate"]
+    shared = {r.get("variant"): r for r in (sec.get("shared") or {}).get("rows", []) if _rated(r)}
+    cf, conf = shared.get("conflict-free"), shared.get("32-way conflict")
+    if cf:
+        out["shared_bytes_per_s"] = cf["rate"]
+    if conf:
+        out["shared_conflict_bytes_per_s"] = conf["rate"]
+    if cf and conf:
+        out["shared_conflict_slowdown"] = cf["rate"] / conf["rate"]
+    for p in ("fp64", "fp16"):
+        if _rated(sec.get(p)):
+            out[f"{p}_flops"] = sec[p]["rate"]
+    for key, theo_key in (("shared_bytes_per_s", "shared_bytes_per_s"), ("l2_bytes_per_s", "l2_bytes_per_s"),
+                          ("beyond_l2_bytes_per_s", "hbm_bytes_per_s"), ("fp64_flops", "fp64_flops"),
+                          ("fp16_flops", "fp16_flops")):
+        if out.get(key) and theo.get(theo_key):
+            out[key.replace("_bytes_per_s", "").replace("_flops", "") + "_pct_of_theoretical"] = \
+                100.0 * out[key] / theo[theo_key]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# levels and roofs
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Level:
+    """One memory level's slope."""
+
+    key: str  # "L1", "L2", "DRAM"
+    name: str  # "L1/shared", "L2", "HBM"
+    bandwidth: float  # bytes/s
+    measured: bool
+    source: str
+    theoretical: float | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class ComputeRoof:
+    name: str  # "FP32", "FP64 (measured)"
+    precision: str
+    flops: float
+    measured: bool
+    dashed: bool = False
+    source: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def shared_theoretical(dev: dict) -> float | None:
+    sms, mhz, cc = dev.get("sm_count"), dev.get("sm_clock_max_mhz"), dev.get("cc") or [0, 0]
+    if not (sms and mhz) or tuple(cc) < (5, 0):
+        return None
+    return sms * SHARED_BYTES_PER_CLK * mhz * 1e6
+
+
+def l2_theoretical(dev: dict) -> float | None:
+    per_clk = arch.l2_bytes_per_clk(tuple(dev.get("cc") or (0, 0)))
+    mhz = dev.get("sm_clock_max_mhz")
+    return per_clk * mhz * 1e6 if per_clk and mhz else None
+
+
+def _best_copy(doc: dict) -> float | None:
+    bw = doc.get("bandwidth")
+    if not bw:
+        return None
+    try:
+        best = summarize(bw)["best"]
+    except (KeyError, TypeError):
+        return None
+    return best["gbs"] * 1e9 if best and best.get("gbs") else None
+
+
+def _summary(doc: dict) -> dict:
+    mem = doc.get("memory")
+    if not mem:
+        return {}
+    return mem.get("summary") or memory_summary(mem)
+
+
+def levels(doc: dict) -> list[Level]:
+    """The slopes to draw and judge by: measured where the document has them, else theory."""
+    dev = doc.get("device") or {}
+    s = _summary(doc)
+    out: list[Level] = []
+    shared_t = shared_theoretical(dev)
+    if s.get("shared_bytes_per_s"):
+        out.append(Level("L1", LEVEL_NAMES["L1"], s["shared_bytes_per_s"], True,
+                         "measured: conflict-free LDS.128 stream", shared_t))
+    elif shared_t:
+        out.append(Level("L1", LEVEL_NAMES["L1"], shared_t, False, "theoretical: SMs x 128 B/clk x SM clock", shared_t))
+    l2_t = l2_theoretical(dev)
+    if s.get("l2_bytes_per_s"):
+        fp = s.get("l2_footprint_bytes") or 0
+        out.append(Level("L2", LEVEL_NAMES["L2"], s["l2_bytes_per_s"], True,
+                         f"measured: L2-only float4 reads over {fp / 2**20:g} MiB", l2_t))
+    elif l2_t:
+        out.append(Level("L2", LEVEL_NAMES["L2"], l2_t, False, "theoretical: whitepaper B/clk x SM clock", l2_t))
+    hbm_t = dev.get("hbm_peak_bytes_per_s")
+    copy = _best_copy(doc)
+    if s.get("beyond_l2_bytes_per_s"):
+        fp = s.get("beyond_l2_footprint_bytes") or 0
+        out.append(Level("DRAM", LEVEL_NAMES["DRAM"], s["beyond_l2_bytes_per_s"], True,
+                         f"measured: float4 reads over {fp / 2**20:g} MiB (beyond the L2)", hbm_t))
+    elif copy:
+        out.append(Level("DRAM", LEVEL_NAMES["DRAM"], copy, True, "measured: best device-to-device copy", hbm_t))
+    elif hbm_t:
+        out.append(Level("DRAM", LEVEL_NAMES["DRAM"], hbm_t, False, "theoretical: 2 x memory clock x bus width", hbm_t))
+    return out
+
+
+def compute_roofs(doc: dict) -> list[ComputeRoof]:
+    """The FP32 CUDA-core peak (what the profiled FP32 kernels are judged against), and the
+    FP64 and FP16 CUDA-core rates where the memory section measured them (drawn dashed)."""
+    dev = doc.get("device") or {}
+    out = []
+    if dev.get("fp32_peak_flops"):
+        out.append(ComputeRoof("FP32", "fp32", dev["fp32_peak_flops"], False, False,
+                               "SMs x FP32 lanes x 2 x SM clock"))
+    s = _summary(doc)
+    for p, what in (("fp16", "HFMA2 chains"), ("fp64", "DFMA chains")):
+        if s.get(f"{p}_flops"):
+            out.append(ComputeRoof(f"{p.upper()} measured", p, s[f"{p}_flops"], True, True, f"measured: {what}"))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# kernels
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LevelPoint:
+    level: str  # "L1", "L2", "DRAM"
+    bytes: float
+    ai: float  # FLOP/byte (inf when nothing moved)
+    attainable: float  # FLOP/s: min(peak, ai x bandwidth)
+    time_needed_s: float  # bytes / bandwidth
+    bandwidth_used: float | None  # bytes/s over the kernel's run
+    pct_of_level: float | None  # bandwidth_used / level bandwidth, %
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        if math.isinf(d["ai"]):
+            d["ai"] = "inf"
+        return d
+
+
+@dataclass
+class KernelLevels:
+    label: str
+    flops: float  # FP32 FLOPs of the profiled launch
+    achieved: float | None  # FLOP/s
+    achieved_source: str  # "timed" (CUDA events) or "ncu duration"
+    peak: float  # the FP32 roof
+    points: list[LevelPoint] = field(default_factory=list)
+    binding: str = "unknown"  # a level key, "compute" or "unknown"
+    attainable: float | None = None  # FLOP/s at the binding level (min over levels and the peak)
+    pct_of_attainable: float | None = None
+    run_s: float | None = None
+
+    @property
+    def binding_name(self) -> str:
+        return LEVEL_NAMES.get(self.binding, "FP32 compute" if self.binding == COMPUTE else self.binding)
+
+    def point(self, key: str) -> LevelPoint | None:
+        return next((p for p in self.points if p.level == key), None)
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "flops": self.flops, "achieved": self.achieved,
+                "achieved_source": self.achieved_source, "peak": self.peak,
+                "points": [p.to_dict() for p in self.points], "binding": self.binding,
+                "binding_name": self.binding_name, "attainable": self.attainable,
+                "pct_of_attainable": self.pct_of_attainable, "run_s": self.run_s}
+
+
+def analyse(label: str, flops: float, level_bytes: dict[str, float | None], lvls: list[Level], peak: float,
+            achieved: float | None = None, duration_s: float | None = None,
+            achieved_source: str = "") -> KernelLevels:
+    """Place one kernel at each level and name the level that binds it (Nsight Compute's rule)."""
+    if achieved is None and flops > 0 and duration_s:
+        achieved, achieved_source = flops / duration_s, achieved_source or "ncu duration"
+    run_s = flops / achieved if flops > 0 and achieved else duration_s
+    k = KernelLevels(label, flops, achieved, achieved_source, peak, run_s=run_s)
+    for lv in lvls:
+        b = level_bytes.get(lv.key)
+        if b is None:
+            continue
+        ai = flops / b if b > 0 else math.inf
+        used = b / run_s if run_s else None
+        k.points.append(LevelPoint(lv.key, b, ai, min(peak, ai * lv.bandwidth), b / lv.bandwidth, used,
+                                   100.0 * used / lv.bandwidth if used is not None else None))
+    if not k.points:
+        return k
+    need = [(p.time_needed_s, p.level) for p in k.points] + [(flops / peak if peak else 0.0, COMPUTE)]
+    t_max, k.binding = max(need, key=lambda x: x[0])
+    if t_max <= 0:
+        k.binding = "unknown"
+        return k
+    if flops > 0:
+        k.attainable = flops / t_max
+        if achieved:
+            k.pct_of_attainable = 100.0 * achieved / k.attainable
+    return k
+
+
+def _achieved(doc: dict, p: KernelProfile) -> tuple[float | None, str]:
+    """FLOP/s of a profiled kernel: its timed median where the GEMM section timed the same
+    problem, else the profiled launch's own duration."""
+    for rec in (doc.get("gemm") or {}).get("rungs", []):
+        t = rec.get("timing")
+        same = p.fp32_flops and abs(p.fp32_flops - rec.get("flops", 0)) <= 0.05 * rec.get("flops", 0)
+        if rec.get("kernel") == p.label and rec.get("passed") and t and t.get("median_ms") and same:
+            return rec["flops"] / (t["median_ms"] * 1e-3), "timed (CUDA events, median)"
+    d = p.duration_s
+    if d and p.fp32_flops:
+        return p.fp32_flops / d, "ncu duration"
+    return None, ""
+
+
+@dataclass
+class Hierarchy:
+    device: str
+    levels: list[Level]
+    roofs: list[ComputeRoof]
+    kernels: list[KernelLevels]
+    title: str = ""
+
+    def level(self, key: str) -> Level | None:
+        return next((lv for lv in self.levels if lv.key == key), None)
+
+    @property
+    def fp32_peak(self) -> float | None:
+        return next((r.flops for r in self.roofs if r.precision == "fp32"), None)
+
+    def to_dict(self) -> dict:
+        return {"device": self.device, "title": self.title, "levels": [lv.to_dict() for lv in self.levels],
+                "roofs": [r.to_dict() for r in self.roofs], "kernels": [k.to_dict() for k in self.kernels]}
+
+
+def hierarchy(doc: dict) -> Hierarchy | None:
+    """The hierarchical roofline of a results document, or None without a device FP32 peak.
+
+    Kernels are the profiled ones whose profile has the L1 and L2 byte counts (profiles recorded
+    before issue 11 have only DRAM bytes and are left out); with no profile the roofs alone."""
+    dev = doc.get("device") or {}
+    peak = dev.get("fp32_peak_flops")
+    if not peak:
+        return None
+    lvls = levels(doc)
+    kernels = []
+    for d in (doc.get("profile") or {}).get("kernels", []):
+        p = KernelProfile.from_dict(d)
+        if p.l1_bytes is None and p.l2_bytes is None:
+            continue
+        achieved, source = _achieved(doc, p)
+        kernels.append(analyse(p.label, p.fp32_flops, {"L1": p.l1_bytes, "L2": p.l2_bytes, "DRAM": p.dram_bytes},
+                               lvls, peak, achieved=achieved, duration_s=p.duration_s, achieved_source=source))
+    return Hierarchy(dev.get("name", "?"), lvls, compute_roofs(doc), kernels,
+                     title=f"{dev.get('name', '?')} — memory hierarchy, rooflab {str(doc.get('created', ''))[:10]}")
