@@ -158,7 +158,7 @@ def test_top_level_help_lists_commands():
 
 HELP = {
     "gemm": ["--n", "--m", "--k", "--kernels", "--reps", "--check-n", "--flush-l2", "--seed", "--format", "--out",
-             "naive, coalesced, tiled16, tiled32, regtile, cublas"],
+             "naive, coalesced, tiled16, tiled32, regtile, vec, warptile, pipelined, cublas"],
     "bandwidth": ["--size", "--reps", "--rounds", "--blocks", "--no-sweep", "--format", "--out", "256M"],
     "flops": ["--reps", "--target-ms", "--format", "--out"],
     "info": ["--format"],

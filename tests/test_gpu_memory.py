@@ -113,9 +113,7 @@ def test_cli_memory_json(device):
     from click.testing import CliRunner
 
     from rooflab.cli import cli
-    from rooflab.cli_memory import register
 
-    register(cli)
     res = CliRunner().invoke(cli, ["memory", "--parts", "shared,fp64", "--rounds", "1", "--reps", "3",
                                    "--launch-ms", "0.5", "--format", "json"])
     assert res.exit_code == 0, res.output

@@ -421,6 +421,47 @@ def tune(n, kernels, reps, fmt):
     emit(doc, [t], [], fmt, None)
 
 
+
+def _mib_list(text: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise UsageError(f"--footprints must be comma-separated MiB values, got {text!r}") from None
+    return tuple(round(v * 2**20) for v in vals)
+
+
+@cli.command()
+@click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Interleaved repeats of every configuration.")
+@click.option("--reps", type=click.IntRange(min=1), default=10, show_default=True, help="Timed launches per configuration and round.")
+@click.option("--launch-ms", type=click.FloatRange(min=0, min_open=True, max=1e4), default=2.0, show_default=True,
+              help="Length each launch is sized to (a probe launch is timed first).")
+@click.option("--footprints", default=None,
+              help="L2 sweep footprints in MiB, comma-separated (default: 1 MiB to 4x the L2, finer around it).")
+@click.option("--parts", default="l2,l2_copy,shared,fp64,fp16", show_default=True,
+              help="What to measure.")
+@format_option
+@out_option
+def memory(rounds, reps, launch_ms, footprints, parts, fmt, out_file):
+    """The memory hierarchy's roofs: L2 bandwidth by footprint (the cliff to HBM), shared-memory
+    bandwidth with and without bank conflicts, and the FP64 and FP16 CUDA-core peaks.
+
+    Every configuration is checked on the launch that is then timed; a failed check gets no rate.
+    About 10-20 s on an H200.
+    """
+    from rooflab.measure import memory as mem  # noqa: PLC0415
+    from rooflab.report.memory import hierarchy_table, memory_paragraphs, memory_tables  # noqa: PLC0415
+
+    cfg = mem.MemoryConfig(rounds=rounds, reps=reps, target_ms=launch_ms,
+                           footprints=_mib_list(footprints) if footprints else (),
+                           parts=tuple(p.strip() for p in parts.split(",") if p.strip()))
+    cfg.validate()
+    check_out(fmt, out_file)
+    doc = measure("memory hierarchy", memory=lambda dev, say: mem.run(cfg, dev, say))
+    tables = memory_tables(doc)
+    h = hierarchy_table(doc)
+    emit(doc, tables + ([h] if h else []), memory_paragraphs(doc), fmt, out_file)
+
+
 def _maybe_device() -> dict | None:
     """The present device, or None where there is no GPU (spec-only commands work anyway)."""
     from rooflab.errors import NoGPUError  # noqa: PLC0415
@@ -492,8 +533,11 @@ def ridge(no_detect, fmt, out_file):
 @click.option("--n", type=int, default=4096, show_default=True, help="GEMM size when measuring.")
 @click.option("--out", "out_png", type=click.Path(dir_okay=False), default="roofline.png", show_default=True,
               help="PNG path; an SVG is written beside it.")
+@click.option("--levels", is_flag=True,
+              help="Also the hierarchical roofline (L1/shared, L2 and HBM slopes; each kernel placed once per "
+                   "level from Nsight Compute's bytes), written beside it as NAME-levels.png.")
 @format_option
-def roofline(from_file, gpu, n, out_png, fmt):
+def roofline(from_file, gpu, n, out_png, fmt, levels):
     """The roofline (P9): FP32 roof, HBM slope, tensor roofs dashed, every kernel placed.
 
     Without --from or --gpu it measures first (FMA peak, copy, the SGEMM ladder at --n).
@@ -520,6 +564,12 @@ def roofline(from_file, gpu, n, out_png, fmt):
     png = Path(out_png)
     plot(rl, png_path=png, svg_path=png.with_suffix(".svg"))
     err.print(f"wrote {png} and {png.with_suffix('.svg')}")
+    if levels:
+        from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
+
+        lv = png.with_name(png.stem + "-levels.png")
+        plot_levels(doc, lv)
+        err.print(f"wrote {lv}")
     emit(doc, [points_table(rl)], [], fmt, None)
 
 

@@ -18,7 +18,7 @@ from rooflab import results
 from rooflab.errors import NoGPUError, ToolError
 
 PARTIAL = "results.partial.json"
-STEPS = ("device", "specs", "flops", "bandwidth", "gemm", "profile", "roofline")
+STEPS = ("device", "specs", "flops", "bandwidth", "memory", "gemm", "profile", "roofline")
 FALLBACK_GPU = "h100-sxm"  # the spec-only report where no GPU is found
 
 Progress = Callable[[str], None]
@@ -103,6 +103,16 @@ def bandwidth_section(quick: bool = False, **kw) -> Section:
     return lambda dev, say: bandwidth.run(cfg, dev, say)
 
 
+def memory_section(quick: bool = False, **kw) -> Section:
+    from rooflab.measure import memory  # noqa: PLC0415
+
+    cfg = memory.MemoryConfig(**kw)
+    if quick:
+        cfg.rounds = 1
+    cfg.validate()
+    return lambda dev, say: memory.run(cfg, dev, say)
+
+
 def gemm_section(extra: list | None = None, **kw) -> Section:
     from rooflab.measure import gemm  # noqa: PLC0415
 
@@ -126,6 +136,7 @@ def report_sections(cfg: ReportConfig) -> dict[str, Section]:
     sections = {
         "flops": flops_section(cfg.quick),
         "bandwidth": bandwidth_section(cfg.quick),
+        "memory": memory_section(cfg.quick),
         "gemm": gemm_section(cfg.extra, m=n, n=n, k=n, reps=10 if cfg.quick else 20, kernels=names),
     }
     if cfg.profile:
@@ -217,6 +228,17 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
         finally:
             Path(tmp).unlink(missing_ok=True)
         written.append(f"roofline.{suffix}")
+    if doc.get("memory"):  # the hierarchical roofline (L1/shared, L2, HBM), from ncu's bytes per level
+        from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
+
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=".roofline-levels.", suffix=".png")
+        os.close(fd)
+        try:
+            plot_levels(doc, tmp)
+            os.replace(tmp, out / "roofline-levels.png")
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        written.append("roofline-levels.png")
     for name, text in render_report.files(doc, rl).items():
         if name not in written:
             results.write_atomic(out / name, text)

@@ -10,6 +10,7 @@ from rooflab.model.roofline import Roofline
 from rooflab.report import gemm as render_gemm
 from rooflab.report.ceilings import bandwidth_tables, flops_table, profile_table
 from rooflab.report.explain_ceilings import bandwidth_paragraphs, flops_paragraphs
+from rooflab.report.memory import hierarchy_table, memory_paragraphs, memory_tables
 from rooflab.report.points import points_table
 from rooflab.report.specs import (
     device_table,
@@ -68,6 +69,11 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
         tables.append(flops_table(doc))
     if doc.get("bandwidth"):
         tables += bandwidth_tables(doc)
+    if doc.get("memory"):
+        tables += memory_tables(doc)
+    hier = hierarchy_table(doc)
+    if hier:
+        tables.append(hier)
     if doc.get("gemm"):
         tables += [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
     if doc.get("profile"):
@@ -111,6 +117,10 @@ def markdown(doc: dict, tables: list[Table]) -> str:
     if doc.get("bandwidth"):
         md += ["## Copy bandwidth (P3, P4, P7)", "", by_key["bandwidth"].to_markdown(),
                by_key["bandwidth_sweep"].to_markdown(), _md_paras(bandwidth_paragraphs(doc))]
+    if doc.get("memory"):
+        md += ["## Memory hierarchy: L2, shared memory, FP64 and FP16 (issue 11)", "",
+               *[t.to_markdown() for t in memory_tables(doc)],
+               _md_paras([p for p in memory_paragraphs(doc) if not p[0].lower().startswith("which level")])]
     if doc.get("gemm"):
         md += ["## SGEMM ladder (G1–G11)", "", by_key["gemm"].to_markdown(), by_key["ratios"].to_markdown(),
                "### What changed at each step (G10)", "", _md_paras(render_gemm.paragraphs(doc)),
@@ -127,6 +137,11 @@ def markdown(doc: dict, tables: list[Table]) -> str:
     elif doc.get("report", {}).get("profile_skipped"):
         md += ["## Nsight Compute (P8)", "", f"Not run: {doc['report']['profile_skipped']}.", ""]
     md += ["## Roofline (P9)", "", "![roofline](roofline.png)", "", by_key["roofline"].to_markdown()]
+    if doc.get("memory"):
+        md += ["### The hierarchical roofline", "", "![roofline by level](roofline-levels.png)", ""]
+        if "hierarchy" in by_key:
+            md += [by_key["hierarchy"].to_markdown(),
+                   _md_paras([p for p in memory_paragraphs(doc) if p[0].lower().startswith("which level")])]
     if "telemetry" in by_key:
         md += ["## Telemetry", "", by_key["telemetry"].to_markdown()]
     if not spec_only:
