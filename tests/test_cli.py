@@ -77,6 +77,8 @@ BAD_INPUT = [
     (["flops", "--reps", "0"], "--reps"),
     (["flops", "--out", "f.csv"], "--out"),
     (["profile", "--size", "abc"], "abc"),
+    (["roofline", "--out", "x.txt"], "x.txt"),  # measuring would come first without --from/--gpu
+    (["roofline", "--out", "roofline"], ".png, .svg or .pdf"),
 ]
 
 

@@ -137,8 +137,32 @@ def test_roofline_from_saved_results(tmp_path):
     png = tmp_path / "rl.png"
     p = rooflab("roofline", "--from", str(H200), "--out", str(png), "--format", "csv")
     assert p.returncode == 0, p.stderr
-    assert png.exists() and png.with_suffix(".svg").exists()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [f.name for f in tmp_path.iterdir()] == ["rl.png"]  # exactly the file named
     assert "cublas" in p.stdout and "compute-bound" in p.stdout
+
+
+MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<?xml", "pdf": b"%PDF-"}
+
+
+@pytest.mark.parametrize("name", ["x.png", "x.svg", "x.pdf", "X.SVG"])
+def test_roofline_out_format_follows_the_extension(tmp_path, name):
+    p = rooflab("roofline", "--gpu", "h200", "--out", name, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert [f.name for f in tmp_path.iterdir()] == [name]  # that file only: no sibling, no temporary
+    data = (tmp_path / name).read_bytes()
+    assert data.startswith(MAGIC[name.rsplit(".", 1)[1].lower()]), data[:20]
+    if name.lower().endswith(".svg"):
+        assert b"<svg" in data[:2000]
+
+
+@pytest.mark.parametrize("name", ["x.txt", "x", "x.jpeg"])
+def test_roofline_out_unknown_extension_is_a_usage_error(tmp_path, name):
+    p = rooflab("roofline", "--gpu", "h200", "--out", name, cwd=tmp_path)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rooflab: error:") and name in lines[0], p.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def test_specs_h100_sxm_fp32_peak():

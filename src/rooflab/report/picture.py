@@ -29,11 +29,28 @@ _MEASURED_COLOUR = "#2e86c1"
 # ----------------------------------------------------------------------------------------------
 
 
-def plot(roofline: Roofline, png_path: str | Path | None = None, svg_path: str | Path | None = None):
-    """Draw ``roofline`` on a fresh Agg figure; write PNG (150 dpi) and/or SVG when paths are given.
+FORMATS = ("png", "svg", "pdf")
+
+
+def image_format(path: str | Path) -> str:
+    """The picture format a file name asks for, from its extension: png, svg or pdf (any case).
+
+    Anything else is a UsageError, so a caller can check a name before it measures anything.
+    """
+    ext = Path(path).suffix.lower().lstrip(".")
+    if ext not in FORMATS:
+        raise UsageError(f"cannot tell the picture format of {str(path)!r}: "
+                         "the name must end in .png, .svg or .pdf")
+    return ext
+
+
+def plot(roofline: Roofline, png_path: str | Path | None = None, svg_path: str | Path | None = None,
+         pdf_path: str | Path | None = None):
+    """Draw ``roofline`` on a fresh Agg figure; write PNG (150 dpi), SVG and/or PDF when paths are given.
 
     Returns the matplotlib Figure. Uses no pyplot and no global state beyond an rc_context
-    (SVG text is written as text, so labels stay searchable).
+    (SVG text is written as text, so labels stay searchable). Each path is written in the format
+    its keyword names, whatever its extension.
     """
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -41,15 +58,34 @@ def plot(roofline: Roofline, png_path: str | Path | None = None, svg_path: str |
 
     if not roofline.roofs:
         raise UsageError(f"roofline for {roofline.device!r} has no roofs to draw")
-    with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 9}):
+    with matplotlib.rc_context({"svg.fonttype": "none", "pdf.fonttype": 42, "font.size": 9}):
         fig = Figure(figsize=(10, 6.5), dpi=150)
         FigureCanvasAgg(fig)
         _draw(fig, roofline)
-        for path, fmt in ((png_path, "png"), (svg_path, "svg")):
+        for path, fmt in ((png_path, "png"), (svg_path, "svg"), (pdf_path, "pdf")):
             if path is not None:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
                 fig.savefig(path, format=fmt, dpi=150, facecolor="white")
     return fig
+
+
+def save(roofline: Roofline, path: str | Path) -> Path:
+    """Write the picture to ``path`` in the format its extension names (see image_format), and
+    nothing else: drawn to a temporary file beside it, then renamed into place."""
+    import os
+    import tempfile
+
+    path = Path(path)
+    fmt = image_format(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".{fmt}")
+    os.close(fd)
+    try:
+        plot(roofline, **{f"{fmt}_path": tmp})
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path
 
 
 def _x_limits(rl: Roofline) -> tuple[float, float]:
