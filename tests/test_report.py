@@ -1,7 +1,10 @@
 """rooflab report / roofline / compare / specs / ridge on a machine with no GPU."""
 
+import csv
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +48,58 @@ def test_report_from_saved_h200_results(tmp_path, saved):
     svg = (out / "roofline.svg").read_text()
     for label in ("naive", "coalesced", "tiled16", "tiled32", "cublas", "fma"):
         assert label in svg
+
+
+# a number, maybe with thousands separators and a unit or suffix stuck to it: what a person's table shows
+NUMBER_LIKE = re.compile(r"^[-+]?(\d[\d,]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*"
+                         r"(%|×|x|[kMGT]?(Hz|B/s|B|FLOP/s|FLOP/B|FLOP|bit)|[KMG]iB|W|°C|ms)?$")
+THOUSANDS = re.compile(r"\d,\d{3}(?!\d)")
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_report_csvs_are_for_machines(tmp_path):
+    """Every CSV the report writes: plain numbers (float() reads every cell of a numeric column),
+    no thousands separators, no units or suffixes in cells (they are in the header), empty cells
+    for missing values."""
+    out = tmp_path / "r"
+    p = rooflab("report", "--from", str(H200), "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    csvs = sorted(out.glob("*.csv"))
+    assert len(csvs) >= 10
+    headers = {}
+    for path in csvs:
+        rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+        head, body = rows[0], rows[1:]
+        headers[path.name] = head
+        assert body, path.name
+        assert all(h.strip() for h in head) and len(set(head)) == len(head), (path.name, head)
+        assert all(len(r) == len(head) for r in body), path.name
+        for r in body:
+            for h, cell in zip(head, r, strict=True):
+                where = (path.name, h, cell)
+                assert "×" not in cell and " MHz" not in cell and "%" not in cell, where
+                assert not THOUSANDS.search(cell), where
+                assert cell not in ("—", "None", "nan"), where
+        for i, h in enumerate(head):
+            cells = [r[i] for r in body if r[i] != ""]
+            if any(NUMBER_LIKE.match(c) for c in cells):  # a numeric-looking column: every cell is a number
+                bad = [c for c in cells if not _is_float(c)]
+                assert not bad, (path.name, h, bad)
+    # units moved from the cells to the header
+    assert "vs naive (×)" in headers["gemm.csv"] and "GFLOP/s" in headers["gemm.csv"]
+    assert "implied clock (MHz)" in headers["tensor.csv"] and "ratio (×)" in headers["tensor.csv"]
+    assert "SM clock max (MHz)" in headers["device.csv"]
+    gemm = list(csv.DictReader(io.StringIO((out / "gemm.csv").read_text(encoding="utf-8"))))
+    cublas = next(r for r in gemm if r["kernel"].startswith("cuBLAS"))
+    assert 45_000 < float(cublas["GFLOP/s"]) < 60_000
+    assert 70 < float(cublas["% peak"]) < 80 and 40 < float(cublas["vs naive (×)"]) < 60
 
 
 def test_spec_only_report_says_nothing_was_measured(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rooflab.model.check import Check
 from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
-from rooflab.report.table import Table, fmt
+from rooflab.report.table import Table, Value, fmt
 
 
 def status(rec: dict) -> str:
@@ -35,7 +35,8 @@ def gemm_table(doc: dict) -> Table:
     rows = []
     for rec in section["rungs"]:
         mt = rung_metrics(doc, rec, naive_ms)
-        shape = str(rec["n"]) if rec["m"] == rec["n"] == rec["k"] else f"{rec['m']}×{rec['n']}×{rec['k']}"
+        shape = str(rec["n"]) if rec["m"] == rec["n"] == rec["k"] else Value(f"{rec['m']}×{rec['n']}×{rec['k']}",
+                                                                          f"{rec['m']}x{rec['n']}x{rec['k']}")
         rows.append([shape, rec["title"], fmt(mt["ms"], ".3f"), fmt(mt["mean_ms"], ".3f"), fmt(mt["min_ms"], ".3f"),
                      fmt(mt["gflops"], ",.0f"), fmt(mt["pct_peak"], ".1f", "%"), fmt(mt["speedup"], ".1f", "×"),
                      check_summary(rec), status(rec)])

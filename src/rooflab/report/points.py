@@ -9,7 +9,7 @@ from rooflab.report.table import Table, fmt
 def points_table(rl: Roofline) -> Table:
     rows = []
     for r in rl.rows():
-        rows.append([r["label"], fmt(r["ai"], ".3g") if isinstance(r["ai"], float) else r["ai"], r["ai_source"],
+        rows.append([r["label"], fmt(r["ai"], ".3g"), r["ai_source"],
                      fmt(r["achieved_tflops"], ".2f"), r["roof"], fmt(r["ridge_ai"], ".1f"),
                      fmt(r["attainable_tflops"], ".2f"), fmt(r["pct_of_attainable"], ".1f", "%"), r["bound"]])
     notes = [f"HBM slope {rl.bandwidth / 1e12:.2f} TB/s; "
