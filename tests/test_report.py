@@ -102,6 +102,53 @@ def test_report_csvs_are_for_machines(tmp_path):
     assert 70 < float(cublas["% peak"]) < 80 and 40 < float(cublas["vs naive (×)"]) < 60
 
 
+def _svg_text(path: Path) -> str:
+    from html import unescape
+
+    return unescape(re.sub(r"<[^>]+>", " ", path.read_text(encoding="utf-8")))
+
+
+def unknown_architecture(doc: dict, *, in_spec_table: bool = True) -> dict:
+    """The recorded H200 run as it would come out of a GPU whose architecture rooflab's table lacks
+    (compute capability 13.0): no FP32 lanes per SM, so no FP32 peak, and no % of peak from flops."""
+    dev = doc["device"]
+    dev.update(cc=[13, 0], arch="sm_130", fp32_cores_per_sm=None, fp32_peak_flops=None)
+    if not in_spec_table:  # a part the spec table lacks too: no tensor rates either
+        dev.update(name="NVIDIA B999", spec_key=None, tensor_peaks={})
+    doc["flops"]["fp32_peak_flops"] = None
+    for r in doc["flops"]["rows"]:
+        r["pct_peak"] = None
+    return doc
+
+
+@pytest.mark.parametrize("in_spec_table", [True, False], ids=["named-part", "unknown-part"])
+def test_report_for_an_unknown_architecture(tmp_path, in_spec_table):
+    doc = unknown_architecture(results.load(H200), in_spec_table=in_spec_table)
+    out = tmp_path / "u"
+    written = report_mod.write_outputs(doc, str(out))
+    assert {"report.md", "roofline.png", "roofline.svg", "gemm.csv", "flops.csv", "roofline.csv",
+            "device.csv"} <= set(written)
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "peak unknown for sm_130" in md
+    assert "1.0e+" not in md and "e+15%" not in md  # no percentage of a made-up peak
+    sections = md.split("\n## ")
+    for heading in ("Device", "SGEMM ladder", "FP32 FMA peak", "Roofline"):
+        body = next(s for s in sections if s.startswith(heading))
+        assert "peak unknown for sm_130" in body, heading
+    # the tables: a cell says so where the peak would be; the CSV leaves the cell empty
+    gemm = list(csv.DictReader(io.StringIO((out / "gemm.csv").read_text(encoding="utf-8"))))
+    assert all(r["% peak"] == "" and float(r["GFLOP/s"]) > 0 for r in gemm)
+    assert "| peak unknown for sm_130 |" in md
+    # the picture: no FP32 roof, the measured FMA rate as a ceiling, and the title says why
+    svg = _svg_text(out / "roofline.svg")
+    assert "peak unknown for sm_130" in svg
+    assert "FP32 66.9" not in svg
+    assert "measured FMA 65.3 TFLOP/s" in svg
+    assert ("BF16 tensor 989 TFLOP/s" in svg) == in_spec_table
+    for label in ("naive", "coalesced", "tiled16", "tiled32", "cublas"):
+        assert label in svg
+
+
 def test_spec_only_report_says_nothing_was_measured(tmp_path):
     out = tmp_path / "s"
     p = rooflab("report", "--gpu", "t4", "--out", str(out))

@@ -8,6 +8,7 @@ above the HBM slope: the caches served part of the traffic).
 
 from __future__ import annotations
 
+from rooflab.model.arch import peak_unknown
 from rooflab.model.ceilings import summarize
 from rooflab.model.metrics import median_ms
 from rooflab.model.roofline import Point, Roof, Roofline
@@ -21,7 +22,8 @@ def _profiles(doc: dict) -> dict[str, dict]:
 
 
 def roofs_for(device: dict) -> list[Roof]:
-    roofs = [Roof(FP32_ROOF, device["fp32_peak_flops"], precision="fp32")]
+    """The device's compute roofs: FP32 CUDA cores where its peak is known, and its tensor rates."""
+    roofs = [Roof(FP32_ROOF, device["fp32_peak_flops"], precision="fp32")] if device.get("fp32_peak_flops") else []
     for p in _TENSOR_ROOFS:
         rate = (device.get("tensor_peaks") or {}).get(p)
         if rate:
@@ -61,12 +63,23 @@ def points(doc: dict) -> list[Point]:
     return pts
 
 
+def unknown_peaks(device: dict) -> dict[str, str]:
+    """{roof name: what to say where its peak would be} for the roofs whose peak is unknown."""
+    return {} if device.get("fp32_peak_flops") else {FP32_ROOF: peak_unknown(device["cc"])}
+
+
+def _best_fma(doc: dict) -> float | None:
+    rows = [r["tflops"] for r in (doc.get("flops") or {}).get("rows", []) if r.get("tflops")]
+    return max(rows) * 1e12 if rows else None
+
+
 def roofline(doc: dict) -> Roofline:
     dev = doc["device"]
     measured = None
     if doc.get("bandwidth"):
         best = summarize(doc["bandwidth"])["best"]
         measured = best["gbs"] * 1e9 if best else None
+    unknown = unknown_peaks(dev)
     return Roofline(
         device=dev["name"],
         bandwidth=dev["hbm_peak_bytes_per_s"],
@@ -75,4 +88,7 @@ def roofline(doc: dict) -> Roofline:
         points=points(doc),
         measured_bandwidth=measured,
         title=f"{dev['name']} — rooflab, {doc.get('created', '')[:10]}",
+        unknown_peaks=unknown,
+        # where the FP32 peak is unknown, the measured FMA rate is the ceiling the picture can show
+        measured_flops=_best_fma(doc) if unknown else None,
     )

@@ -118,13 +118,15 @@ def trend_paragraph(ridges: Sequence[Ridge]) -> str:
 
 
 def present_device_ridges(
-    fp32_peak_flops: float,
+    fp32_peak_flops: float | None,
     hbm_bytes_per_s: float,
     tensor_tflops: Mapping[str, float] | None = None,
     name: str = "this GPU",
 ) -> list[Ridge]:
-    """Ridges of the GPU found at run time: its FP32 peak, plus the published tensor rates if known."""
-    out = [_ridge(f"{name} FP32 (CUDA cores)", fp32_peak_flops, hbm_bytes_per_s, precision="fp32")]
+    """Ridges of the GPU found at run time: its FP32 peak (where known), plus the published tensor rates."""
+    out = []
+    if fp32_peak_flops:
+        out.append(_ridge(f"{name} FP32 (CUDA cores)", fp32_peak_flops, hbm_bytes_per_s, precision="fp32"))
     rates = {p.lower(): tf for p, tf in (tensor_tflops or {}).items()}
     for p in PRECISIONS:
         if rates.get(p):

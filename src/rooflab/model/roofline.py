@@ -5,7 +5,7 @@ CUDA-core roof and, where they apply, tensor-core roofs) and the measured kernel
 :class:`Point` s. Each point names the roof it is judged against, so a TF32 or BF16 kernel is never
 measured against the FP32 roof (SPEC G12).
 
-``rows()`` gives the same points as a table; rooflab.lab.picture draws it. Pure: no plotting here.
+``rows()`` gives the same points as a table; rooflab.report.picture draws it. Pure: no plotting here.
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ class Roof:
     @property
     def label(self) -> str:
         """Short label with the value, e.g. ``FP32 66.9 TFLOP/s`` or ``BF16 tensor 989 TFLOP/s``."""
-        head = f"{self.precision} tensor" if self.is_tensor else (self.precision or self.name)
+        prec = self.precision.upper()
+        head = f"{prec} tensor" if self.is_tensor else (prec or self.name)
         return f"{head} {_fmt(self.flops / 1e12)} TFLOP/s"
 
 
@@ -126,6 +127,10 @@ class Roofline:
     points: list[Point] = field(default_factory=list)
     measured_bandwidth: float | None = None  # measured copy bandwidth: a second, dotted slope
     title: str = ""
+    # roofs whose peak is not known (an architecture missing from model/arch.py), by name, with what to say
+    # where the peak would be: {"FP32 CUDA cores": "peak unknown for sm_130"}. Points may name them.
+    unknown_peaks: dict[str, str] = field(default_factory=dict)
+    measured_flops: float | None = None  # a measured FMA rate, drawn as a dotted ceiling (where the peak is unknown)
 
     def __post_init__(self) -> None:
         if not _pos_finite(self.bandwidth):
@@ -134,18 +139,18 @@ class Roofline:
         if self.measured_bandwidth is not None and not _pos_finite(self.measured_bandwidth):
             raise UsageError(f"roofline for {self.device!r}: measured bandwidth must be positive, "
                              f"got {self.measured_bandwidth!r}")
+        if self.measured_flops is not None and not _pos_finite(self.measured_flops):
+            raise UsageError(f"roofline for {self.device!r}: measured FLOP/s must be positive, "
+                             f"got {self.measured_flops!r}")
         if not self.bandwidth_label:
             bw = self.bandwidth
             self.bandwidth_label = f"HBM {_fmt(bw / 1e12)} TB/s" if bw >= 1e12 else f"HBM {_fmt(bw / 1e9)} GB/s"
 
     # -- lookups and arithmetic -----------------------------------------------------------------
 
-    def roof(self, name: str | Roof = "") -> Roof:
-        """The roof called ``name`` (exact, then case-insensitive name, then precision); "" = first roof."""
-        if isinstance(name, Roof):
-            return name
+    def _find(self, name: str) -> Roof | None:
         if not self.roofs:
-            raise UsageError(f"roofline for {self.device!r} has no roofs")
+            return None
         if not name:
             return self.roofs[0]
         for r in self.roofs:
@@ -158,6 +163,19 @@ class Roofline:
         for r in self.roofs:
             if r.precision.lower() == key:
                 return r
+        return None
+
+    def roof(self, name: str | Roof = "") -> Roof:
+        """The roof called ``name`` (exact, then case-insensitive name, then precision); "" = first roof."""
+        if isinstance(name, Roof):
+            return name
+        found = self._find(name)
+        if found is not None:
+            return found
+        if not self.roofs:
+            raise UsageError(f"roofline for {self.device!r} has no roofs")
+        if name in self.unknown_peaks:
+            raise UsageError(f"{name} on {self.device!r}: {self.unknown_peaks[name]}")
         raise UsageError(f"no roof called {name!r} on {self.device!r} "
                          f"(roofs: {', '.join(r.name for r in self.roofs)})")
 
@@ -176,13 +194,19 @@ class Roofline:
         """The points as a table, one dict per point.
 
         Keys: label, ai, ai_source, achieved_tflops, roof, ridge_ai, attainable_tflops,
-        pct_of_attainable, bound ("memory-bound" / "compute-bound", or "unknown" without an AI), note.
+        pct_of_attainable, bound ("memory-bound" / "compute-bound", or "unknown" without an AI or a
+        peak), note, peak_note (why ridge and attainable are None when the roof's peak is unknown).
         """
         out = []
         for p in self.points:
+            achieved = p.flops / 1e12 if _is_num(p.flops) else None
+            if self._find(p.roof) is None and p.roof in self.unknown_peaks:
+                out.append({"label": p.label, "ai": p.ai, "ai_source": p.ai_source, "achieved_tflops": achieved,
+                            "roof": p.roof, "ridge_ai": None, "attainable_tflops": None, "pct_of_attainable": None,
+                            "bound": "unknown", "note": p.note, "peak_note": self.unknown_peaks[p.roof]})
+                continue
             r = self.roof(p.roof)
             ridge = self.ridge(r)
-            achieved = p.flops / 1e12 if _is_num(p.flops) else None
             if _is_num(p.ai) and p.ai >= 0:
                 att = self.attainable(p.ai, r)
                 bound = "memory-bound" if p.ai < ridge else "compute-bound"
@@ -201,6 +225,7 @@ class Roofline:
                 "pct_of_attainable": pct,
                 "bound": bound,
                 "note": p.note,
+                "peak_note": "",
             })
         return out
 
@@ -227,6 +252,8 @@ class Roofline:
                 points=points,
                 measured_bandwidth=_dec(d.get("measured_bandwidth")),
                 title=d.get("title", ""),
+                unknown_peaks=dict(d.get("unknown_peaks") or {}),
+                measured_flops=_dec(d.get("measured_flops")),
             )
         except (KeyError, TypeError) as e:
             raise UsageError(f"not a roofline: {e}") from e

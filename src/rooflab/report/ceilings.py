@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from rooflab.model.arch import peak_unknown
 from rooflab.model.ceilings import summarize
 from rooflab.model.ncu import KernelProfile
-from rooflab.report.table import Table, Value, fmt
+from rooflab.report.table import Table, Value, fmt, missing
 
 
 def bandwidth_tables(doc: dict) -> list[Table]:
@@ -61,16 +62,20 @@ def bandwidth_tables(doc: dict) -> list[Table]:
 
 def flops_table(doc: dict) -> Table:
     sec = doc["flops"]
+    peak = sec.get("fp32_peak_flops")
+    cc = (doc.get("device") or {}).get("cc")
+    unknown = peak_unknown(cc) if cc else "peak unknown"
     rows = []
     for r in sec["rows"]:
         t = r.get("timing")
+        pct = fmt(r.get("pct_peak"), ".1f", "%") or (missing(unknown) if not peak and r.get("tflops") else None)
         rows.append([r["accumulators"], Value(f"{r['grid']:,} × {r['block']}", (r["grid"], r["block"])),
                      fmt(r["warps_per_scheduler"], "g"), fmt(r["iters"], ","),
                      fmt(t["median_ms"], ".3f") if t else None, fmt(r.get("tflops"), ".2f"),
-                     fmt(r.get("pct_peak"), ".1f", "%"), "yes" if r["verified"] else "NO"])
-    peak = sec.get("fp32_peak_flops")
+                     pct, "yes" if r["verified"] else "NO"])
     notes = [f"FLOPs = threads × iters × (16 × accumulators) FMA × 2; % of the FP32 peak "
-             f"{peak / 1e12:.1f} TFLOP/s (P1)." if peak else "FP32 peak unknown.",
+             f"{peak / 1e12:.1f} TFLOP/s (P1)." if peak
+             else f"FLOPs = threads × iters × (16 × accumulators) FMA × 2; FP32 {unknown}, so no % of peak.",
              "warps/scheduler: resident warps per SM sub-partition (4 per SM); an FMA result is ready about "
              "4 cycles after issue, so each scheduler needs ~4 independent FMAs in flight, from chains or warps."]
     return Table("FP32 FMA peak (P6)", ["accumulators", "grid × block", "warps/scheduler", "iters", "ms",

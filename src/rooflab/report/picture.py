@@ -56,8 +56,6 @@ def plot(roofline: Roofline, png_path: str | Path | None = None, svg_path: str |
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    if not roofline.roofs:
-        raise UsageError(f"roofline for {roofline.device!r} has no roofs to draw")
     with matplotlib.rc_context({"svg.fonttype": "none", "pdf.fonttype": 42, "font.size": 9}):
         fig = Figure(figsize=(10, 6.5), dpi=150)
         FigureCanvasAgg(fig)
@@ -97,16 +95,26 @@ def _x_limits(rl: Roofline) -> tuple[float, float]:
         xmin = 10 ** math.floor(math.log10(lo / 1.5))
     if hi is not None and hi > xmax / 1.5:
         xmax = 10 ** math.ceil(math.log10(hi * 1.5))
-    top_ridge = max(rl.ridge(r) for r in rl.roofs)
+    ceilings = _ceilings(rl)
+    if not ceilings:
+        return max(xmin, X_MIN_CAP), xmax
+    top_ridge = max(ceilings) / rl.bandwidth
     if top_ridge > xmax / 4:  # keep room right of the highest ridge for its roof
         xmax = 10 ** math.ceil(math.log10(top_ridge * 4))
     return max(xmin, X_MIN_CAP), max(xmax, top_ridge * 4)
 
 
-def _y_limits(rl: Roofline) -> tuple[float, float]:
+def _ceilings(rl: Roofline) -> list[float]:
+    """FLOP/s of every flat line drawn: the roofs, and a measured FMA rate where there is one."""
+    return [r.flops for r in rl.roofs] + ([rl.measured_flops] if rl.measured_flops else [])
+
+
+def _y_limits(rl: Roofline, xmin: float, xmax: float) -> tuple[float, float]:
     """In TFLOP/s."""
-    peaks = [r.flops / 1e12 for r in rl.roofs]
+    peaks = [f / 1e12 for f in _ceilings(rl)]
     achieved = [p.flops / 1e12 for p in rl.points if _pos_finite(p.flops)]
+    if not peaks + achieved:  # nothing but the slope
+        peaks = [rl.bandwidth / 1e12 * xmin * 3, rl.bandwidth / 1e12 * xmax / 3]
     lo = min(achieved + [min(peaks)]) / 3
     ymin = 10 ** math.floor(math.log10(lo))
     ymax = max(peaks + achieved) * 3
@@ -119,7 +127,7 @@ def _draw(fig, rl: Roofline) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     xmin, xmax = _x_limits(rl)
-    ymin, ymax = _y_limits(rl)
+    ymin, ymax = _y_limits(rl, xmin, xmax)
     bw_t = rl.bandwidth / 1e12  # TFLOP/s per FLOP/byte
 
     notes = [f"{p.label}: {p.note}" for p in rl.points if p.note]
@@ -135,7 +143,10 @@ def _draw(fig, rl: Roofline) -> None:
     ax.set_ylim(ymin, ymax)
     ax.set_xlabel("Arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("Performance (TFLOP/s)")
-    ax.set_title(rl.title or rl.device, fontsize=12, fontweight="bold")
+    title = rl.title or rl.device
+    if rl.unknown_peaks:  # say why a roof is missing
+        title += "\n" + "; ".join(f"{name}: {why}, no roof drawn" for name, why in rl.unknown_peaks.items())
+    ax.set_title(title, fontsize=12, fontweight="bold")
     tick = FuncFormatter(lambda v, _pos: _fmt_edge(v) if v >= 1e4 or v < 1e-3 else f"{v:g}")
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_locator(LogLocator(base=10, numticks=20))
@@ -149,22 +160,34 @@ def _draw(fig, rl: Roofline) -> None:
     labels: list[Any] = []  # drawn texts: placement must not cover them
     rotated: list[Any] = []  # rotated texts: obstacles sampled along their baseline
 
-    # HBM slope up to the highest ridge
+    # the memory slope up to the highest ceiling (across the chart where there is none)
     roofs = sorted(rl.roofs, key=lambda r: r.flops)
-    top_ridge = rl.ridge(roofs[-1])
-    xs = np.logspace(math.log10(xmin), math.log10(top_ridge), 64)
+    ceilings = sorted(_ceilings(rl))
+    top_t = ceilings[-1] / 1e12 if ceilings else min(ymax, bw_t * xmax)
+    xs = np.logspace(math.log10(xmin), math.log10(top_t / bw_t), 64)
     (slope,) = ax.plot(xs, xs * bw_t, color=_SLOPE_COLOUR, lw=2.0, solid_capstyle="round", zorder=3)
     lines.append(slope)
 
-    # measured copy bandwidth: dotted, up to where it meets the highest roof
+    # measured copy bandwidth: dotted, up to where it meets the highest ceiling
     legend_extra = []
     if rl.measured_bandwidth:
         mb_t = rl.measured_bandwidth / 1e12
-        xs_m = np.logspace(math.log10(xmin), math.log10(roofs[-1].flops / 1e12 / mb_t), 64)
+        xs_m = np.logspace(math.log10(xmin), math.log10(top_t / mb_t), 64)
         (ml,) = ax.plot(xs_m, xs_m * mb_t, color=_MEASURED_COLOUR, lw=1.4, ls=":", zorder=3)
         lines.append(ml)
         legend_extra.append(Line2D([], [], color=_MEASURED_COLOUR, lw=1.4, ls=":",
                                    label=f"measured copy bandwidth {_fmt(mb_t)} TB/s"))
+
+    # a measured FMA rate (where the FP32 peak is unknown): dotted, from the slope to the right edge
+    if rl.measured_flops:
+        mf_t = rl.measured_flops / 1e12
+        (mf,) = ax.plot([mf_t / bw_t, xmax], [mf_t, mf_t], color=_MEASURED_COLOUR, lw=1.8, ls=":", zorder=3)
+        lines.append(mf)
+        labels.append(ax.annotate(f"measured FMA {_fmt(mf_t)} TFLOP/s", (xmax, mf_t), xytext=(-5, 3),
+                                  textcoords="offset points", ha="right", va="bottom", fontsize=9,
+                                  fontweight="bold", color=_MEASURED_COLOUR, zorder=6))
+        legend_extra.append(Line2D([], [], color=_MEASURED_COLOUR, lw=1.8, ls=":",
+                                   label="measured FMA rate (a floor under the unknown FP32 peak)"))
 
     # roofs: from each ridge to the right edge, value at the right end, ridge AI at the ridge
     colours = {}
@@ -186,7 +209,7 @@ def _draw(fig, rl: Roofline) -> None:
     # ridge, where it covers the fewest points (a point can sit above the slope when its AI is modelled)
     pending_slope_label = None
     x_in = max(xmin, ymin / bw_t)
-    x_hi = rl.ridge(roofs[0])
+    x_hi = ceilings[0] / rl.bandwidth if ceilings else top_t / bw_t
     if x_hi > x_in:
         pending_slope_label = (x_in, x_hi)
 

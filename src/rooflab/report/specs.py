@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rooflab.model.arch import peak_unknown, sm_name
 from rooflab.model.peaks import fp32_peak, spec_peaks, tensor_arithmetic
 from rooflab.model.ridge import (
     SCALE_AI,
@@ -12,11 +13,13 @@ from rooflab.model.ridge import (
     trend_paragraph,
 )
 from rooflab.model.specs import PRECISIONS, SPECS, GpuSpec, find_spec
-from rooflab.report.table import Table, Value, fmt
+from rooflab.report.table import Table, Value, fmt, missing
 
 
 def device_table(d: dict) -> Table:
-    p1 = fp32_peak(d["sm_count"], d["fp32_cores_per_sm"] or 0, d["sm_clock_max_mhz"] * 1e6)
+    cores = d["fp32_cores_per_sm"]
+    p1 = fp32_peak(d["sm_count"], cores, d["sm_clock_max_mhz"] * 1e6) if cores else None
+    unknown = missing(peak_unknown(d["cc"]))  # where the architecture is not in model/arch.py
     hbm = d.get("hbm_peak_bytes_per_s")
     sm, mem, bus = d["sm_clock_max_mhz"], d["mem_clock_max_mhz"], d["bus_width_bits"]
     cc = f"{d['cc'][0]}.{d['cc'][1]}"
@@ -26,16 +29,16 @@ def device_table(d: dict) -> Table:
         ["GPU", d["name"]],
         ["compute capability", Value(f"{cc} ({d['arch']})", (cc, d["arch"]))],
         ["SMs", d["sm_count"]],
-        ["FP32 cores / SM", Value(f"{d['fp32_cores_per_sm']} (per-architecture table)", d["fp32_cores_per_sm"])],
+        ["FP32 cores / SM", Value(f"{cores} (per-architecture table)", cores) if cores
+         else missing(f"not in rooflab's per-architecture table ({sm_name(d['cc'])})")],
         ["SM clock max", Value(f"{sm:.0f} MHz ({d['sources'].get('sm_clock')})", sm, "MHz")],
         ["memory clock max", Value(f"{mem:.0f} MHz ({d['sources'].get('mem_clock')})", mem, "MHz")],
         ["memory bus", Value(f"{bus} bit", bus, "bit")],
         ["L2", Value(f"{d['l2_bytes'] / 2**20:.0f} MiB", d["l2_bytes"] / 2**20, "MiB")],
         ["memory", Value(f"{d['memory_bytes'] / 2**30:.1f} GiB", d["memory_bytes"] / 2**30, "GiB")],
-        ["FP32 peak (P1)", Value(p1.formula, p1.tflops, "TFLOP/s") if d["fp32_cores_per_sm"]
-         else "unknown architecture"],
+        ["FP32 peak (P1)", Value(p1.formula, p1.tflops, "TFLOP/s") if p1 else unknown],
         ["  forgot FMA = 2", Value(f"{p1.flops_forgot_fma / 1e12:.2f} TFLOP/s ({p1.error_pct:.0f}% too low)",
-                                   p1.flops_forgot_fma / 1e12, "TFLOP/s")],
+                                   p1.flops_forgot_fma / 1e12, "TFLOP/s") if p1 else unknown],
         ["HBM peak (P3)", Value(f"2 × {mem:.0f} MHz × {bus} bit / 8 = {hbm / 1e9:,.0f} GB/s", hbm / 1e9, "GB/s")
          if hbm else "unknown"],
         ["tensor peaks (published)",
@@ -67,10 +70,12 @@ def specs_table(specs: list[GpuSpec]) -> Table:
                  csv_split={"tensor TFLOP/s (dense)": [f"{p.upper()} tensor TFLOP/s (dense)" for p in precisions]})
 
 
-def _tensor_row(gpu: str, t) -> list:
+def _tensor_row(gpu: str, t, unknown_lanes: Value | None = None) -> list:
+    """One row of the P2 table; ``unknown_lanes`` fills the CUDA-core cells where the FP32 lanes per SM
+    are not known."""
     return [gpu, t.precision.upper(), fmt(t.rate_flops / 1e12, ",.0f"), fmt(t.flop_per_cycle, ",.0f"),
             fmt(t.flop_per_sm_per_cycle, ",.0f"), fmt(t.fma_per_sm_per_cycle, ",.0f"),
-            t.cuda_core_fma_per_sm_per_cycle, fmt(t.ratio, ".1f", "×"),
+            unknown_lanes or t.cuda_core_fma_per_sm_per_cycle, unknown_lanes or fmt(t.ratio, ".1f", "×"),
             fmt(t.implied_clock_hz / 1e6 if t.implied_clock_hz else None, ".0f", " MHz")]
 
 
@@ -94,7 +99,8 @@ def device_tensor_rows(d: dict) -> list[list]:
     for p, rate in d.get("tensor_peaks", {}).items():
         t = tensor_arithmetic(rate, d["sm_count"], d["sm_clock_max_mhz"] * 1e6, d["fp32_cores_per_sm"] or 1, p,
                               cc=tuple(d["cc"]), key=d.get("spec_key"))
-        rows.append(_tensor_row(f"{d['name']} (this device)", t))
+        unknown = None if d["fp32_cores_per_sm"] else missing(peak_unknown(d["cc"]))
+        rows.append(_tensor_row(f"{d['name']} (this device)", t, unknown))
     return rows
 
 
@@ -108,11 +114,17 @@ def ridge_tables(device: dict | None = None) -> tuple[list[Table], str]:
                                                                       "ridge FLOP/B", "y = a·x is"], rows, notes,
                     key="ridge_seed")]
     everything = all_ridges()
-    if device and device.get("fp32_peak_flops") and device.get("hbm_peak_bytes_per_s"):
-        everything = present_device_ridges(device["fp32_peak_flops"], device["hbm_peak_bytes_per_s"],
-                                           {p: v / 1e12 for p, v in device.get("tensor_peaks", {}).items()},
-                                           name=f"{device['name']} (this device)") + everything
-    rows = [[r.label, fmt(r.flops / 1e12, ",.1f"), fmt(r.bw / 1e12, ".3f"), fmt(r.ridge, ",.1f")] for r in everything]
+    rows = []
+    bw = (device or {}).get("hbm_peak_bytes_per_s")
+    if device and bw:
+        name = f"{device['name']} (this device)"
+        fp32 = device.get("fp32_peak_flops")
+        tensor = {p: v / 1e12 for p, v in (device.get("tensor_peaks") or {}).items()}
+        if not fp32:
+            unknown = missing(peak_unknown(device["cc"]))
+            rows.append([f"{name} FP32 (CUDA cores)", unknown, fmt(bw / 1e12, ".3f"), unknown])
+        everything = present_device_ridges(fp32, bw, tensor, name=name) + everything
+    rows += [[r.label, fmt(r.flops / 1e12, ",.1f"), fmt(r.bw / 1e12, ".3f"), fmt(r.ridge, ",.1f")] for r in everything]
     tables.append(Table("Ridge points per GPU and precision (P5)", ["GPU, roof", "TFLOP/s", "TB/s",
                                                                     "ridge FLOP/B"], rows, key="ridge_all"))
     return tables, trend_paragraph(seed)
