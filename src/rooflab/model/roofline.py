@@ -47,11 +47,21 @@ def _fmt(v: float) -> str:
 
 
 def _fmt_edge(x: float) -> str:
-    """An axis-edge value: 1e4 rather than 10000."""
+    """An axis-edge value: 1e4 rather than 10000, 1.1e4 rather than 11000."""
     e = math.log10(x)
     if abs(e - round(e)) < 1e-9 and abs(round(e)) >= 3:
         return f"1e{int(round(e))}"
+    if x >= 1e4:
+        m, p = f"{x:.2g}".split("e")  # "1.1", "+04"
+        return f"{m}e{int(p)}"
     return _fmt(x)
+
+
+def bandwidth_text(bytes_per_s: float) -> str:
+    """``4.81 TB/s`` from one TB/s up, ``320 GB/s`` below."""
+    if bytes_per_s >= 1e12:
+        return f"{bytes_per_s / 1e12:.2f} TB/s"
+    return f"{bytes_per_s / 1e9:.0f} GB/s"
 
 
 def _enc(x: Any) -> Any:
@@ -122,7 +132,7 @@ class Roofline:
 
     device: str
     bandwidth: float  # bytes/s, the slope
-    bandwidth_label: str = ""  # "HBM 4.81 TB/s (memory clock × bus width)"
+    bandwidth_label: str = ""  # "HBM3e 4.81 TB/s (memory clock × bus width)", "GDDR6 320 GB/s (datasheet)"
     roofs: list[Roof] = field(default_factory=list)
     points: list[Point] = field(default_factory=list)
     measured_bandwidth: float | None = None  # measured copy bandwidth: a second, dotted slope
@@ -131,6 +141,9 @@ class Roofline:
     # where the peak would be: {"FP32 CUDA cores": "peak unknown for sm_130"}. Points may name them.
     unknown_peaks: dict[str, str] = field(default_factory=dict)
     measured_flops: float | None = None  # a measured FMA rate, drawn as a dotted ceiling (where the peak is unknown)
+    # reference points that are not measured kernels (y = a·x's attainable point on a theoretical roofline):
+    # drawn and labelled, never in rows()
+    marks: list[Point] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not _pos_finite(self.bandwidth):
@@ -143,8 +156,7 @@ class Roofline:
             raise UsageError(f"roofline for {self.device!r}: measured FLOP/s must be positive, "
                              f"got {self.measured_flops!r}")
         if not self.bandwidth_label:
-            bw = self.bandwidth
-            self.bandwidth_label = f"HBM {_fmt(bw / 1e12)} TB/s" if bw >= 1e12 else f"HBM {_fmt(bw / 1e9)} GB/s"
+            self.bandwidth_label = f"memory {bandwidth_text(self.bandwidth)}"
 
     # -- lookups and arithmetic -----------------------------------------------------------------
 
@@ -163,6 +175,13 @@ class Roofline:
         for r in self.roofs:
             if r.precision.lower() == key:
                 return r
+        # "BF16 tensor" or "bf16" finds a roof shared by several precisions ("FP16/BF16 tensor")
+        words = key.split()
+        if words:
+            for r in self.roofs:
+                shared = words[0] in r.precision.lower().split("/")
+                if shared and (len(words) == 1 or r.is_tensor == ("tensor" in words)):
+                    return r
         return None
 
     def roof(self, name: str | Roof = "") -> Roof:
@@ -234,26 +253,28 @@ class Roofline:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (non-finite numbers as "inf"/"nan" strings); from_dict() reads it back."""
         d = asdict(self)
-        for p in d["points"]:
+        for p in d["points"] + d["marks"]:
             p["ai"], p["flops"] = _enc(p["ai"]), _enc(p["flops"])
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Roofline":
+    def from_dict(cls, d: dict[str, Any]) -> Roofline:
+        def points(key: str) -> list[Point]:
+            return [Point(**{**p, "ai": _dec(p.get("ai")), "flops": _dec(p.get("flops"))}) for p in d.get(key, [])]
+
         try:
             roofs = [Roof(**{**r, "flops": _dec(r["flops"])}) for r in d.get("roofs", [])]
-            points = [Point(**{**p, "ai": _dec(p.get("ai")), "flops": _dec(p.get("flops"))})
-                      for p in d.get("points", [])]
             return cls(
                 device=d["device"],
                 bandwidth=_dec(d["bandwidth"]),
                 bandwidth_label=d.get("bandwidth_label", ""),
                 roofs=roofs,
-                points=points,
+                points=points("points"),
                 measured_bandwidth=_dec(d.get("measured_bandwidth")),
                 title=d.get("title", ""),
                 unknown_peaks=dict(d.get("unknown_peaks") or {}),
                 measured_flops=_dec(d.get("measured_flops")),
+                marks=points("marks"),
             )
         except (KeyError, TypeError) as e:
             raise UsageError(f"not a roofline: {e}") from e
