@@ -149,6 +149,29 @@ def test_report_for_an_unknown_architecture(tmp_path, in_spec_table):
         assert label in svg
 
 
+def test_spec_only_report_has_no_empty_points_table(tmp_path):
+    """A theoretical roofline places no kernel: no header-only points table, no roofline.csv."""
+    doc = results.new_document("rooflab report --gpu h200", report_mod.spec_device_entry("h200"))
+    written = report_mod.write_outputs(doc, str(tmp_path))
+    assert "roofline.csv" not in written and not (tmp_path / "roofline.csv").exists()
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "Roofline points" not in md
+    assert "![roofline](roofline.png)" in md and "no kernel is placed" in md
+
+
+def test_roofline_gpu_prints_no_empty_table(tmp_path):
+    p = rooflab("roofline", "--gpu", "t4", "--out", str(tmp_path / "t4.png"), "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == ""
+    assert (tmp_path / "t4.png").exists()
+
+
+def test_measured_report_keeps_its_points_table(tmp_path):
+    written = report_mod.write_outputs(results.load(H200), str(tmp_path))
+    assert "roofline.csv" in written
+    assert "Roofline points" in (tmp_path / "report.md").read_text(encoding="utf-8")
+
+
 def test_spec_only_report_says_nothing_was_measured(tmp_path):
     out = tmp_path / "s"
     p = rooflab("report", "--gpu", "t4", "--out", str(out))

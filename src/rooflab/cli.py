@@ -369,7 +369,7 @@ def roofline(from_file, gpu, n, out_png, fmt):
         )
     rl = placement.roofline(doc)
     err.print(f"wrote {save(rl, out_png)}")
-    emit(doc, [points_table(rl)], [], fmt, None)
+    emit(doc, [points_table(rl)] if rl.points else [], [], fmt, None)
 
 
 @cli.command()

@@ -73,7 +73,8 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
         tables += [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
     if doc.get("profile"):
         tables.append(profile_table(doc))
-    tables.append(points_table(rl))
+    if rl.points:  # a theoretical roofline places nothing: no header-only table
+        tables.append(points_table(rl))
     tel = telemetry_table(doc)
     if tel:
         tables.append(tel)
@@ -126,7 +127,12 @@ def markdown(doc: dict, tables: list[Table]) -> str:
                by_key["profile"].to_markdown()]
     elif doc.get("report", {}).get("profile_skipped"):
         md += ["## Nsight Compute (P8)", "", f"Not run: {doc['report']['profile_skipped']}.", ""]
-    md += ["## Roofline (P9)", "", "![roofline](roofline.png)", "", by_key["roofline"].to_markdown()]
+    md += ["## Roofline (P9)", "", "![roofline](roofline.png)", ""]
+    if "roofline" in by_key:
+        md.append(by_key["roofline"].to_markdown())
+    elif spec_only:
+        md += ["_Theoretical: nothing was measured, so no kernel is placed on it. The diamond marks where y = a·x "
+               "(AI 0.125) lands on the memory slope._", ""]
     if "telemetry" in by_key:
         md += ["## Telemetry", "", by_key["telemetry"].to_markdown()]
     if not spec_only:
