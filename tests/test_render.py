@@ -163,8 +163,8 @@ def test_gemm_transitions_follow_the_data(doc):
     assert f"TILE=16 took {ms['tiled16']:.2f} ms and TILE=32 {ms['tiled32']:.2f} ms" in after["TILE=16 vs TILE=32"]
     assert "TILE=16 was" in after["TILE=16 vs TILE=32"]  # the faster one is named from the data
     assert f"{ms['tiled32']:.2f} → {ms['cublas']:.3f} ms" in after["tiled → cuBLAS"]
-    for title in before:
-        assert before[title] != after[title]
+    for title, text in before.items():
+        assert text != after[title]
 
 
 @pytest.mark.parametrize("keep_timing", [False, True], ids=["timing-none", "timing-left-in"])

@@ -24,7 +24,7 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 def rooflab(*args, cwd=None):
     env = {**os.environ, "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
     return subprocess.run([sys.executable, "-m", "rooflab", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120)
+                          cwd=cwd, timeout=120, check=False)
 
 
 @pytest.mark.parametrize("saved", [H200, DATA / "h200_report.json"])

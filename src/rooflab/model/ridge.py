@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
@@ -85,7 +86,7 @@ def trend_paragraph(ridges: Sequence[Ridge]) -> str:
     order = " < ".join(f"{r.label} {r.ridge:,.0f}" for r in rs)
     parts = [f"Sorted ascending (FLOP/byte): {order}."]
     steps = []
-    for a, b in zip(rs, rs[1:]):
+    for a, b in itertools.pairwise(rs):
         fx, bx = b.flops / a.flops, b.bw / a.bw
         if abs(bx - 1) < 1e-3:
             steps.append(

@@ -16,7 +16,7 @@ from typing import Any
 
 from rooflab.errors import UsageError
 
-__all__ = ["Roof", "Point", "Roofline", "example"]
+__all__ = ["Point", "Roof", "Roofline", "example"]
 
 # Default x range (FLOP/byte) and how far it may grow to take in points that fall outside it.
 # Points beyond the grown range (or with AI 0 / inf) are clamped to the edge with an arrow marker.
@@ -50,7 +50,7 @@ def _fmt_edge(x: float) -> str:
     """An axis-edge value: 1e4 rather than 10000, 1.1e4 rather than 11000."""
     e = math.log10(x)
     if abs(e - round(e)) < 1e-9 and abs(round(e)) >= 3:
-        return f"1e{int(round(e))}"
+        return f"1e{round(e)}"
     if x >= 1e4:
         m, p = f"{x:.2g}".split("e")  # "1.1", "+04"
         return f"{m}e{int(p)}"

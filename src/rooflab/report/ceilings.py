@@ -26,9 +26,9 @@ def bandwidth_tables(doc: dict) -> list[Table]:
                      fmt(e["gbs"] / memcpy, ".3f") if e["gbs"] and memcpy else None,
                      "yes" if e["verified"] else "NO"])
     cfg = sec["config"]
-    notes = [f"{cfg['n']:,} floats per array ({cfg['bytes_per_array'] / 2**30:.2f} GiB); bytes = 2·n·4 = "
-             f"{cfg['bytes_moved'] / 1e9:.2f} GB per copy; median of {cfg['reps']} timed launches per round, "
-             f"{cfg['rounds']} interleaved rounds (the range column is the spread between rounds).",
+    notes = [(f"{cfg['n']:,} floats per array ({cfg['bytes_per_array'] / 2**30:.2f} GiB); bytes = 2·n·4 = "
+              f"{cfg['bytes_moved'] / 1e9:.2f} GB per copy; median of {cfg['reps']} timed launches per round, "
+              f"{cfg['rounds']} interleaved rounds (the range column is the spread between rounds)."),
              f"HBM peak {peak:,.0f} GB/s = 2 × memory clock × bus width / 8, from this device's attributes."
              if peak else "HBM peak unknown for this device.",
              sec["method"]["l2_note"] + "."]
@@ -76,8 +76,8 @@ def flops_table(doc: dict) -> Table:
     notes = [f"FLOPs = threads × iters × (16 × accumulators) FMA × 2; % of the FP32 peak "
              f"{peak / 1e12:.1f} TFLOP/s (P1)." if peak
              else f"FLOPs = threads × iters × (16 × accumulators) FMA × 2; FP32 {unknown}, so no % of peak.",
-             "warps/scheduler: resident warps per SM sub-partition (4 per SM); an FMA result is ready about "
-             "4 cycles after issue, so each scheduler needs ~4 independent FMAs in flight, from chains or warps."]
+             ("warps/scheduler: resident warps per SM sub-partition (4 per SM); an FMA result is ready about "
+              "4 cycles after issue, so each scheduler needs ~4 independent FMAs in flight, from chains or warps.")]
     return Table("FP32 FMA peak (P6)", ["accumulators", "grid × block", "warps/scheduler", "iters", "ms",
                                         "TFLOP/s", "% peak", "verified"], rows, notes, key="flops",
                  csv_split={"grid × block": ["grid", "block"]})
@@ -92,9 +92,9 @@ def profile_table(doc: dict) -> Table:
         rows.append([p.label, fmt(p.dram_pct, ".1f", "%"), fmt(p.sm_pct, ".1f", "%"), p.verdict(),
                      fmt(p.dram_bytes / 1e9, ".3f"), fmt(p.fp32_flops / 1e9, ".2f"),
                      fmt(ai, ".3g"), ", ".join(p.kernels)[:60]])
-    notes = ["ncu --clock-control none; DRAM% = gpu__dram_throughput, SM% = sm__throughput "
-             "(.avg.pct_of_peak_sustained_elapsed). Verdict: below 60% on both → latency-bound; else the higher "
-             "of the two names the roof (Nsight Compute's speed-of-light reading).",
+    notes = [("ncu --clock-control none; DRAM% = gpu__dram_throughput, SM% = sm__throughput "
+              "(.avg.pct_of_peak_sustained_elapsed). Verdict: below 60% on both → latency-bound; else the higher "
+              "of the two names the roof (Nsight Compute's speed-of-light reading)."),
              "FP32 GFLOP = fadd + fmul + 2·ffma thread instructions; AI = those FLOPs / DRAM bytes read + written."]
     return Table("Nsight Compute (P8)", ["kernel", "DRAM %", "SM %", "verdict", "DRAM GB", "FP32 GFLOP",
                                         "AI FLOP/B", "ncu kernel names"], rows, notes, key="profile")

@@ -88,9 +88,9 @@ def markdown(doc: dict, tables: list[Table]) -> str:
     md = [f"# rooflab report — {dev['name']}", ""]
     md.append(f"Created {doc['created']} by rooflab {doc['rooflab_version']} (`{doc['command']}`).")
     if spec_only:
-        md += ["", "> **Nothing was measured.** This is the spec-only report: peaks, tensor-core arithmetic, ridge "
-                   f"points and the theoretical roofline of the {dev['name']} from the published spec table. Run "
-                   "`rooflab report` on a machine with an NVIDIA GPU to measure."]
+        md += ["", ("> **Nothing was measured.** This is the spec-only report: peaks, tensor-core arithmetic, ridge "
+                    f"points and the theoretical roofline of the {dev['name']} from the published spec table. Run "
+                    "`rooflab report` on a machine with an NVIDIA GPU to measure.")]
     else:
         md.append(f"Device: {dev['name']}, {dev['sm_count']} SMs, SM clock max {dev['sm_clock_max_mhz']:.0f} MHz, "
                   f"memory {dev['mem_clock_max_mhz']:.0f} MHz × {dev['bus_width_bits']} bit; driver "
@@ -131,18 +131,18 @@ def markdown(doc: dict, tables: list[Table]) -> str:
     if "roofline" in by_key:
         md.append(by_key["roofline"].to_markdown())
     elif spec_only:
-        md += ["_Theoretical: nothing was measured, so no kernel is placed on it. The diamond marks where y = a·x "
-               "(AI 0.125) lands on the memory slope._", ""]
+        md += [("_Theoretical: nothing was measured, so no kernel is placed on it. The diamond marks where y = a·x "
+                "(AI 0.125) lands on the memory slope._"), ""]
     if "telemetry" in by_key:
         md += ["## Telemetry", "", by_key["telemetry"].to_markdown()]
     if not spec_only:
         md += ["## Method", "",
-               "- Every kernel is compiled at run time with NVRTC (CuPy RawModule) for this device; every CUDA call "
-               "is checked, and a failure names the kernel, the call and the CUDA error string (G11).",
-               "- Timing: CUDA events around each launch only (no host↔device copies), warm-up outside the "
-               "measurement, medians reported with mean and min; NVML telemetry sampled during the reps.",
-               "- Correctness first: outputs are poisoned with NaN before every checked run; a kernel that fails a "
-               "check is shown as FAILED and gets no throughput.", ""]
+               ("- Every kernel is compiled at run time with NVRTC (CuPy RawModule) for this device; every CUDA call "
+                "is checked, and a failure names the kernel, the call and the CUDA error string (G11)."),
+               ("- Timing: CUDA events around each launch only (no host↔device copies), warm-up outside the "
+                "measurement, medians reported with mean and min; NVML telemetry sampled during the reps."),
+               ("- Correctness first: outputs are poisoned with NaN before every checked run; a kernel that fails a "
+                "check is shown as FAILED and gets no throughput."), ""]
     return "\n".join(md) + "\n"
 
 

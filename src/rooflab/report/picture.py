@@ -3,6 +3,7 @@ canvas and no pyplot state. Reads a :class:`rooflab.model.roofline.Roofline` onl
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -408,7 +409,7 @@ def _place_labels(fig, ax, markers, lines, labels, rotated, legend) -> None:
     for ln in lines:
         pts = ax.transData.transform(np.column_stack([ln.get_xdata(), ln.get_ydata()]))
         dense = []
-        for a, b in zip(pts[:-1], pts[1:]):
+        for a, b in itertools.pairwise(pts):
             n = max(1, int(np.hypot(*(b - a)) / (3 * px)))
             dense.append(a + (b - a) * np.linspace(0, 1, n, endpoint=False)[:, None])
         dense.append(pts[-1:])
@@ -428,7 +429,7 @@ def _place_labels(fig, ax, markers, lines, labels, rotated, legend) -> None:
     for p, x, y, text, colour in markers:
         ann = ax.annotate(text, (x, y), xytext=(0, 0), textcoords="offset points", fontsize=8.5,
                           color="black", zorder=8, annotation_clip=False,
-                          bbox=dict(boxstyle="round,pad=0.18", fc="white", ec=colour, lw=0.6, alpha=0.9))
+                          bbox={"boxstyle": "round,pad=0.18", "fc": "white", "ec": colour, "lw": 0.6, "alpha": 0.9})
         best = None
         for rad in radii:
             for k, (dx, dy) in enumerate(dirs):
@@ -463,7 +464,7 @@ def _place_labels(fig, ax, markers, lines, labels, rotated, legend) -> None:
         if math.hypot(ox, oy) > 10:  # a leader line from a far label to its marker
             ax.annotate("", (x, y), xytext=(ox, oy), textcoords="offset points", zorder=7,
                         annotation_clip=False,
-                        arrowprops=dict(arrowstyle="-", color=colour, lw=0.8, shrinkA=0, shrinkB=4))
+                        arrowprops={"arrowstyle": "-", "color": colour, "lw": 0.8, "shrinkA": 0, "shrinkB": 4})
         heavy.append(bb)
 
 
