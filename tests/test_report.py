@@ -279,6 +279,8 @@ def test_roofline_out_format_follows_the_extension(tmp_path, name):
     assert data.startswith(MAGIC[name.rsplit(".", 1)[1].lower()]), data[:20]
     if name.lower().endswith(".svg"):
         assert b"<svg" in data[:2000]
+    (tmp_path / "plain").touch()
+    assert (tmp_path / name).stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777
 
 
 @pytest.mark.parametrize("name", ["x.txt", "x", "x.jpeg"])

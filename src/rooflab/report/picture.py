@@ -81,6 +81,9 @@ def save(roofline: Roofline, path: str | Path) -> Path:
     os.close(fd)
     try:
         plot(roofline, **{f"{fmt}_path": tmp})
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as an ordinary new file, not mkstemp's owner-only mode
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
