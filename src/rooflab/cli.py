@@ -340,8 +340,8 @@ def roofline(from_file, gpu, n, out_png, fmt):
     """The roofline (P9): FP32 roof, HBM slope, tensor roofs dashed, every kernel placed.
 
     Without --from or --gpu it measures first (FMA peak, copy, the SGEMM ladder at --n).
-    It writes one file, --out, as PNG, SVG or PDF by its extension. Points use the AI Nsight Compute measured when the results hold a profile, else
-    the rung's traffic model.
+    It writes one file, --out, as PNG, SVG or PDF by its extension. Points use the AI
+    Nsight Compute measured when the results hold a profile, else the rung's traffic model.
     """
     from rooflab import results  # noqa: PLC0415
     from rooflab.lab import spec_device_entry  # noqa: PLC0415
