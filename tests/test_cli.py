@@ -32,7 +32,7 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env["CUDA_VISIBLE_DEVICES"] = ""  # no GPU, even where there is one
     env.pop("ROOFLAB_NO_POOL", None)
     return subprocess.run([sys.executable, "-m", "rooflab", *args], capture_output=True, text=True, env=env,
-                          timeout=60, cwd=cwd)
+                          timeout=60, cwd=cwd, check=False)
 
 
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -77,6 +77,8 @@ BAD_INPUT = [
     (["flops", "--reps", "0"], "--reps"),
     (["flops", "--out", "f.csv"], "--out"),
     (["profile", "--size", "abc"], "abc"),
+    (["roofline", "--out", "x.txt"], "x.txt"),  # measuring would come first without --from/--gpu
+    (["roofline", "--out", "roofline"], ".png, .svg or .pdf"),
 ]
 
 

@@ -1,7 +1,10 @@
 """rooflab report / roofline / compare / specs / ridge on a machine with no GPU."""
 
+import csv
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +24,7 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 def rooflab(*args, cwd=None):
     env = {**os.environ, "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
     return subprocess.run([sys.executable, "-m", "rooflab", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120)
+                          cwd=cwd, timeout=120, check=False)
 
 
 @pytest.mark.parametrize("saved", [H200, DATA / "h200_report.json"])
@@ -45,6 +48,128 @@ def test_report_from_saved_h200_results(tmp_path, saved):
     svg = (out / "roofline.svg").read_text()
     for label in ("naive", "coalesced", "tiled16", "tiled32", "cublas", "fma"):
         assert label in svg
+
+
+# a number, maybe with thousands separators and a unit or suffix stuck to it: what a person's table shows
+NUMBER_LIKE = re.compile(r"^[-+]?(\d[\d,]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*"
+                         r"(%|×|x|[kMGT]?(Hz|B/s|B|FLOP/s|FLOP/B|FLOP|bit)|[KMG]iB|W|°C|ms)?$")
+THOUSANDS = re.compile(r"\d,\d{3}(?!\d)")
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_report_csvs_are_for_machines(tmp_path):
+    """Every CSV the report writes: plain numbers (float() reads every cell of a numeric column),
+    no thousands separators, no units or suffixes in cells (they are in the header), empty cells
+    for missing values."""
+    out = tmp_path / "r"
+    p = rooflab("report", "--from", str(H200), "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    csvs = sorted(out.glob("*.csv"))
+    assert len(csvs) >= 10
+    headers = {}
+    for path in csvs:
+        rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+        head, body = rows[0], rows[1:]
+        headers[path.name] = head
+        assert body, path.name
+        assert all(h.strip() for h in head) and len(set(head)) == len(head), (path.name, head)
+        assert all(len(r) == len(head) for r in body), path.name
+        for r in body:
+            for h, cell in zip(head, r, strict=True):
+                where = (path.name, h, cell)
+                assert "×" not in cell and " MHz" not in cell and "%" not in cell, where
+                assert not THOUSANDS.search(cell), where
+                assert cell not in ("—", "None", "nan"), where
+        for i, h in enumerate(head):
+            cells = [r[i] for r in body if r[i] != ""]
+            if any(NUMBER_LIKE.match(c) for c in cells):  # a numeric-looking column: every cell is a number
+                bad = [c for c in cells if not _is_float(c)]
+                assert not bad, (path.name, h, bad)
+    # units moved from the cells to the header
+    assert "vs naive (×)" in headers["gemm.csv"] and "GFLOP/s" in headers["gemm.csv"]
+    assert "implied clock (MHz)" in headers["tensor.csv"] and "ratio (×)" in headers["tensor.csv"]
+    assert "SM clock max (MHz)" in headers["device.csv"]
+    gemm = list(csv.DictReader(io.StringIO((out / "gemm.csv").read_text(encoding="utf-8"))))
+    cublas = next(r for r in gemm if r["kernel"].startswith("cuBLAS"))
+    assert 45_000 < float(cublas["GFLOP/s"]) < 60_000
+    assert 70 < float(cublas["% peak"]) < 80 and 40 < float(cublas["vs naive (×)"]) < 60
+
+
+def _svg_text(path: Path) -> str:
+    from html import unescape
+
+    return unescape(re.sub(r"<[^>]+>", " ", path.read_text(encoding="utf-8")))
+
+
+def unknown_architecture(doc: dict, *, in_spec_table: bool = True) -> dict:
+    """The recorded H200 run as it would come out of a GPU whose architecture rooflab's table lacks
+    (compute capability 13.0): no FP32 lanes per SM, so no FP32 peak, and no % of peak from flops."""
+    dev = doc["device"]
+    dev.update(cc=[13, 0], arch="sm_130", fp32_cores_per_sm=None, fp32_peak_flops=None)
+    if not in_spec_table:  # a part the spec table lacks too: no tensor rates either
+        dev.update(name="NVIDIA B999", spec_key=None, tensor_peaks={})
+    doc["flops"]["fp32_peak_flops"] = None
+    for r in doc["flops"]["rows"]:
+        r["pct_peak"] = None
+    return doc
+
+
+@pytest.mark.parametrize("in_spec_table", [True, False], ids=["named-part", "unknown-part"])
+def test_report_for_an_unknown_architecture(tmp_path, in_spec_table):
+    doc = unknown_architecture(results.load(H200), in_spec_table=in_spec_table)
+    out = tmp_path / "u"
+    written = report_mod.write_outputs(doc, str(out))
+    assert {"report.md", "roofline.png", "roofline.svg", "gemm.csv", "flops.csv", "roofline.csv",
+            "device.csv"} <= set(written)
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "peak unknown for sm_130" in md
+    assert "1.0e+" not in md and "e+15%" not in md  # no percentage of a made-up peak
+    sections = md.split("\n## ")
+    for heading in ("Device", "SGEMM ladder", "FP32 FMA peak", "Roofline"):
+        body = next(s for s in sections if s.startswith(heading))
+        assert "peak unknown for sm_130" in body, heading
+    # the tables: a cell says so where the peak would be; the CSV leaves the cell empty
+    gemm = list(csv.DictReader(io.StringIO((out / "gemm.csv").read_text(encoding="utf-8"))))
+    assert all(r["% peak"] == "" and float(r["GFLOP/s"]) > 0 for r in gemm)
+    assert "| peak unknown for sm_130 |" in md
+    # the picture: no FP32 roof, the measured FMA rate as a ceiling, and the title says why
+    svg = _svg_text(out / "roofline.svg")
+    assert "peak unknown for sm_130" in svg
+    assert "FP32 66.9" not in svg
+    assert "measured FMA 65.3 TFLOP/s" in svg
+    assert ("BF16 tensor 989 TFLOP/s" in svg) == in_spec_table
+    for label in ("naive", "coalesced", "tiled16", "tiled32", "cublas"):
+        assert label in svg
+
+
+def test_spec_only_report_has_no_empty_points_table(tmp_path):
+    """A theoretical roofline places no kernel: no header-only points table, no roofline.csv."""
+    doc = results.new_document("rooflab report --gpu h200", report_mod.spec_device_entry("h200"))
+    written = report_mod.write_outputs(doc, str(tmp_path))
+    assert "roofline.csv" not in written and not (tmp_path / "roofline.csv").exists()
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "Roofline points" not in md
+    assert "![roofline](roofline.png)" in md and "no kernel is placed" in md
+
+
+def test_roofline_gpu_prints_no_empty_table(tmp_path):
+    p = rooflab("roofline", "--gpu", "t4", "--out", str(tmp_path / "t4.png"), "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == ""
+    assert (tmp_path / "t4.png").exists()
+
+
+def test_measured_report_keeps_its_points_table(tmp_path):
+    written = report_mod.write_outputs(results.load(H200), str(tmp_path))
+    assert "roofline.csv" in written
+    assert "Roofline points" in (tmp_path / "report.md").read_text(encoding="utf-8")
 
 
 def test_spec_only_report_says_nothing_was_measured(tmp_path):
@@ -137,8 +262,34 @@ def test_roofline_from_saved_results(tmp_path):
     png = tmp_path / "rl.png"
     p = rooflab("roofline", "--from", str(H200), "--out", str(png), "--format", "csv")
     assert p.returncode == 0, p.stderr
-    assert png.exists() and png.with_suffix(".svg").exists()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [f.name for f in tmp_path.iterdir()] == ["rl.png"]  # exactly the file named
     assert "cublas" in p.stdout and "compute-bound" in p.stdout
+
+
+MAGIC = {"png": b"\x89PNG\r\n\x1a\n", "svg": b"<?xml", "pdf": b"%PDF-"}
+
+
+@pytest.mark.parametrize("name", ["x.png", "x.svg", "x.pdf", "X.SVG"])
+def test_roofline_out_format_follows_the_extension(tmp_path, name):
+    p = rooflab("roofline", "--gpu", "h200", "--out", name, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert [f.name for f in tmp_path.iterdir()] == [name]  # that file only: no sibling, no temporary
+    data = (tmp_path / name).read_bytes()
+    assert data.startswith(MAGIC[name.rsplit(".", 1)[1].lower()]), data[:20]
+    if name.lower().endswith(".svg"):
+        assert b"<svg" in data[:2000]
+    (tmp_path / "plain").touch()
+    assert (tmp_path / name).stat().st_mode & 0o777 == (tmp_path / "plain").stat().st_mode & 0o777
+
+
+@pytest.mark.parametrize("name", ["x.txt", "x", "x.jpeg"])
+def test_roofline_out_unknown_extension_is_a_usage_error(tmp_path, name):
+    p = rooflab("roofline", "--gpu", "h200", "--out", name, cwd=tmp_path)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rooflab: error:") and name in lines[0], p.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def test_specs_h100_sxm_fp32_peak():

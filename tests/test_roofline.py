@@ -153,11 +153,37 @@ def test_plot_without_paths_and_odd_points(tmp_path):
     assert "AI ≫ 1e5" in text
 
 
+_PYPLOT_STATE = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # pyplot loaded first, as in a notebook or a script that plots too
+from rooflab.model.roofline import example
+from rooflab.report.picture import plot
+
+before = {k: repr(v) for k, v in matplotlib.rcParams.items()}
+backend = matplotlib.get_backend()
+plot(example())
+assert plt.get_fignums() == [], plt.get_fignums()  # no figure registered with pyplot's manager
+after = {k: repr(v) for k, v in matplotlib.rcParams.items()}
+changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+assert not changed, changed  # rc settings used for the drawing are restored
+assert matplotlib.get_backend() == backend
+print("ok")
+"""
+
+
 def test_plot_leaves_no_pyplot_state():
+    """With pyplot already imported (a notebook, a script), plot() registers no figure with it and
+    leaves every rcParam as it found it. Run in a fresh interpreter so that the test sees only
+    plot()'s effect."""
+    import subprocess
     import sys
+    from pathlib import Path
 
-    plot(example())
-    if "matplotlib.pyplot" in sys.modules:  # another test may have imported it; then no figures from us
-        import matplotlib.pyplot as plt
-
-        assert plt.get_fignums() == []
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    proc = subprocess.run([sys.executable, "-c", _PYPLOT_STATE, src], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"

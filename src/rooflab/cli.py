@@ -532,7 +532,8 @@ def ridge(no_detect, fmt, out_file):
 @click.option("--gpu", default=None, help="Theoretical roofline of a GPU from the spec table (no GPU needed).")
 @click.option("--n", type=int, default=4096, show_default=True, help="GEMM size when measuring.")
 @click.option("--out", "out_png", type=click.Path(dir_okay=False), default="roofline.png", show_default=True,
-              help="PNG path; an SVG is written beside it.")
+              help="The picture file. Its extension picks the format: .png (150 dpi), .svg or .pdf; "
+                   "only that file is written.")
 @click.option("--levels", is_flag=True,
               help="Also the hierarchical roofline (L1/shared, L2 and HBM slopes; each kernel placed once per "
                    "level from Nsight Compute's bytes), written beside it as NAME-levels.png.")
@@ -541,17 +542,16 @@ def roofline(from_file, gpu, n, out_png, fmt, levels):
     """The roofline (P9): FP32 roof, HBM slope, tensor roofs dashed, every kernel placed.
 
     Without --from or --gpu it measures first (FMA peak, copy, the SGEMM ladder at --n).
-    Points use the AI Nsight Compute measured when the results hold a profile, else
-    the rung's traffic model.
+    It writes one file, --out, as PNG, SVG or PDF by its extension. Points use the AI
+    Nsight Compute measured when the results hold a profile, else the rung's traffic model.
     """
-    from pathlib import Path  # noqa: PLC0415
-
     from rooflab import results  # noqa: PLC0415
     from rooflab.lab import spec_device_entry  # noqa: PLC0415
     from rooflab.model import placement  # noqa: PLC0415
-    from rooflab.report.picture import plot  # noqa: PLC0415
+    from rooflab.report.picture import image_format, save  # noqa: PLC0415
     from rooflab.report.points import points_table  # noqa: PLC0415
 
+    image_format(out_png)  # a name that says no format fails here, before anything is loaded or measured
     if from_file:
         doc = results.load(from_file)
     elif gpu:
@@ -561,16 +561,16 @@ def roofline(from_file, gpu, n, out_png, fmt, levels):
 
         doc = measure("measuring", **lab.roofline_sections(n))
     rl = placement.roofline(doc)
-    png = Path(out_png)
-    plot(rl, png_path=png, svg_path=png.with_suffix(".svg"))
-    err.print(f"wrote {png} and {png.with_suffix('.svg')}")
+    err.print(f"wrote {save(rl, out_png)}")
     if levels:
+        from pathlib import Path  # noqa: PLC0415
+
         from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
 
-        lv = png.with_name(png.stem + "-levels.png")
+        lv = Path(out_png).with_name(Path(out_png).stem + "-levels.png")
         plot_levels(doc, lv)
         err.print(f"wrote {lv}")
-    emit(doc, [points_table(rl)], [], fmt, None)
+    emit(doc, [points_table(rl)] if rl.points else [], [], fmt, None)
 
 
 @cli.command()

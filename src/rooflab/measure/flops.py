@@ -78,7 +78,8 @@ def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | 
     cp = cupy()
     say = progress or (lambda _m: None)
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    peak = device.fp32_peak_flops or 1.0
+    peak = device.fp32_peak_flops  # None where the architecture is not in model/arch.py: no % of peak
+    rate = peak or device.sm_count * 128 * 2 * device.sm_clock_max_mhz * 1e6  # sizing only: a generous guess
     rows = []
     for acc in cfg.accumulators:
         say(f"verify fma_chain<{acc}>")
@@ -89,7 +90,7 @@ def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | 
             threads = grid * block
             fma_per_iter = FMA_PER_CHAIN_PER_ITER * acc
             # size each launch to about target_ms at the peak rate
-            iters = max(256, int(cfg.target_ms * 1e-3 * peak / 2 / (threads * fma_per_iter)))
+            iters = max(256, int(cfg.target_ms * 1e-3 * rate / 2 / (threads * fma_per_iter)))
             flops = FMA.flops(threads, iters, acc)
             row = {"accumulators": acc, "blocks_per_sm": per_sm, "block": block, "grid": grid,
                    "threads": threads, "iters": iters, "fma_per_iter": fma_per_iter, "flops": flops,
@@ -106,7 +107,7 @@ def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | 
                                 pci_bus_id=device.pci_bus_id)
                 row["timing"] = t.to_dict()
                 row["tflops"] = flops / (t.median_ms * 1e-3) / 1e12
-                row["pct_peak"] = 100.0 * flops / (t.median_ms * 1e-3) / peak
+                row["pct_peak"] = 100.0 * flops / (t.median_ms * 1e-3) / peak if peak else None
             rows.append(row)
     return {
         "config": {**asdict(cfg), "occupancies": [list(o) for o in cfg.occupancies]},

@@ -26,8 +26,18 @@ _ARCH = {
 }
 
 
+def sm_name(cc) -> str:
+    """``sm_90`` for compute capability 9.0, ``sm_130`` for 13.0."""
+    return f"sm_{cc[0]}{cc[1]}"
+
+
 def arch_name(cc: tuple[int, int]) -> str:
-    return _ARCH.get(tuple(cc), (f"sm_{cc[0]}{cc[1]}", 0))[0]
+    return _ARCH.get(tuple(cc), (sm_name(cc), 0))[0]
+
+
+def peak_unknown(cc) -> str:
+    """What the report says where a peak would be, for an architecture missing from the table."""
+    return f"peak unknown for {sm_name(cc)}"
 
 
 def fp32_cores_per_sm(cc: tuple[int, int]) -> int | None:

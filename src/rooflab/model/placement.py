@@ -8,12 +8,15 @@ above the HBM slope: the caches served part of the traffic).
 
 from __future__ import annotations
 
+from rooflab.errors import UsageError
+from rooflab.model.arch import peak_unknown
 from rooflab.model.ceilings import summarize
 from rooflab.model.metrics import median_ms
-from rooflab.model.roofline import Point, Roof, Roofline
+from rooflab.model.ridge import SCALE_AI
+from rooflab.model.roofline import Point, Roof, Roofline, bandwidth_text
+from rooflab.model.specs import PRECISIONS, GpuSpec, find_spec
 
 FP32_ROOF = "FP32 CUDA cores"
-_TENSOR_ROOFS = ("tf32", "bf16")
 
 
 def _profiles(doc: dict) -> dict[str, dict]:
@@ -21,12 +24,32 @@ def _profiles(doc: dict) -> dict[str, dict]:
 
 
 def roofs_for(device: dict) -> list[Roof]:
-    roofs = [Roof(FP32_ROOF, device["fp32_peak_flops"], precision="fp32")]
-    for p in _TENSOR_ROOFS:
-        rate = (device.get("tensor_peaks") or {}).get(p)
-        if rate:
-            roofs.append(Roof(f"{p.upper()} tensor", rate, dashed=True, precision=p))
+    """The device's compute roofs: FP32 CUDA cores where its peak is known, and a dashed roof for every
+    tensor rate it has (precisions that share one rate share one roof: "FP16/BF16 tensor")."""
+    roofs = [Roof(FP32_ROOF, device["fp32_peak_flops"], precision="fp32")] if device.get("fp32_peak_flops") else []
+    rates = device.get("tensor_peaks") or {}
+    shared: dict[float, list[str]] = {}
+    for p in [p for p in PRECISIONS if p in rates] + [p for p in rates if p not in PRECISIONS]:
+        if rates[p]:
+            shared.setdefault(rates[p], []).append(p)
+    for rate, precs in shared.items():
+        roofs.append(Roof(f"{'/'.join(p.upper() for p in precs)} tensor", rate, dashed=True, precision="/".join(precs)))
     return roofs
+
+
+def _spec(device: dict) -> GpuSpec | None:
+    try:
+        return find_spec(device["spec_key"]) if device.get("spec_key") else None
+    except UsageError:
+        return None
+
+
+def bandwidth_label(device: dict) -> str:
+    """The memory slope's label: memory type (from the spec table, where the part is in it), value, source."""
+    spec = _spec(device)
+    memory = spec.memory_type if spec and spec.memory_type else "memory"
+    source = "datasheet" if device.get("spec_only") else "memory clock × bus width"
+    return f"{memory} {bandwidth_text(device['hbm_peak_bytes_per_s'])} ({source})"
 
 
 def points(doc: dict) -> list[Point]:
@@ -66,18 +89,39 @@ def points(doc: dict) -> list[Point]:
     return pts
 
 
+def unknown_peaks(device: dict) -> dict[str, str]:
+    """{roof name: what to say where its peak would be} for the roofs whose peak is unknown."""
+    return {} if device.get("fp32_peak_flops") else {FP32_ROOF: peak_unknown(device["cc"])}
+
+
+def _best_fma(doc: dict) -> float | None:
+    rows = [r["tflops"] for r in (doc.get("flops") or {}).get("rows", []) if r.get("tflops")]
+    return max(rows) * 1e12 if rows else None
+
+
 def roofline(doc: dict) -> Roofline:
     dev = doc["device"]
     measured = None
     if doc.get("bandwidth"):
         best = summarize(doc["bandwidth"])["best"]
         measured = best["gbs"] * 1e9 if best else None
+    unknown = unknown_peaks(dev)
+    bw = dev["hbm_peak_bytes_per_s"]
+    marks = []
+    if dev.get("spec_only"):  # nothing measured: show where y = a·x (the text's example) would land
+        marks.append(Point(f"y = a·x: AI {SCALE_AI}, {SCALE_AI * bw / 1e12:.2g} TFLOP/s attainable", SCALE_AI,
+                           SCALE_AI * bw, "spec", FP32_ROOF))
     return Roofline(
         device=dev["name"],
-        bandwidth=dev["hbm_peak_bytes_per_s"],
-        bandwidth_label=f"HBM {dev['hbm_peak_bytes_per_s'] / 1e12:.2f} TB/s (memory clock × bus width)",
+        bandwidth=bw,
+        bandwidth_label=bandwidth_label(dev),
         roofs=roofs_for(dev),
         points=points(doc),
         measured_bandwidth=measured,
-        title=f"{dev['name']} — rooflab, {doc.get('created', '')[:10]}",
+        title=(f"{dev['name']} — theoretical (spec sheet), nothing measured" if dev.get("spec_only")
+               else f"{dev['name']} — rooflab, {doc.get('created', '')[:10]}"),
+        marks=marks,
+        unknown_peaks=unknown,
+        # where the FP32 peak is unknown, the measured FMA rate is the ceiling the picture can show
+        measured_flops=_best_fma(doc) if unknown else None,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
@@ -85,7 +86,7 @@ def trend_paragraph(ridges: Sequence[Ridge]) -> str:
     order = " < ".join(f"{r.label} {r.ridge:,.0f}" for r in rs)
     parts = [f"Sorted ascending (FLOP/byte): {order}."]
     steps = []
-    for a, b in zip(rs, rs[1:]):
+    for a, b in itertools.pairwise(rs):
         fx, bx = b.flops / a.flops, b.bw / a.bw
         if abs(bx - 1) < 1e-3:
             steps.append(
@@ -118,13 +119,15 @@ def trend_paragraph(ridges: Sequence[Ridge]) -> str:
 
 
 def present_device_ridges(
-    fp32_peak_flops: float,
+    fp32_peak_flops: float | None,
     hbm_bytes_per_s: float,
     tensor_tflops: Mapping[str, float] | None = None,
     name: str = "this GPU",
 ) -> list[Ridge]:
-    """Ridges of the GPU found at run time: its FP32 peak, plus the published tensor rates if known."""
-    out = [_ridge(f"{name} FP32 (CUDA cores)", fp32_peak_flops, hbm_bytes_per_s, precision="fp32")]
+    """Ridges of the GPU found at run time: its FP32 peak (where known), plus the published tensor rates."""
+    out = []
+    if fp32_peak_flops:
+        out.append(_ridge(f"{name} FP32 (CUDA cores)", fp32_peak_flops, hbm_bytes_per_s, precision="fp32"))
     rates = {p.lower(): tf for p, tf in (tensor_tflops or {}).items()}
     for p in PRECISIONS:
         if rates.get(p):

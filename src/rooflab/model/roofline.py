@@ -5,7 +5,7 @@ CUDA-core roof and, where they apply, tensor-core roofs) and the measured kernel
 :class:`Point` s. Each point names the roof it is judged against, so a TF32 or BF16 kernel is never
 measured against the FP32 roof (SPEC G12).
 
-``rows()`` gives the same points as a table; rooflab.lab.picture draws it. Pure: no plotting here.
+``rows()`` gives the same points as a table; rooflab.report.picture draws it. Pure: no plotting here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from rooflab.errors import UsageError
 
-__all__ = ["Roof", "Point", "Roofline", "example"]
+__all__ = ["Point", "Roof", "Roofline", "example"]
 
 # Default x range (FLOP/byte) and how far it may grow to take in points that fall outside it.
 # Points beyond the grown range (or with AI 0 / inf) are clamped to the edge with an arrow marker.
@@ -47,11 +47,21 @@ def _fmt(v: float) -> str:
 
 
 def _fmt_edge(x: float) -> str:
-    """An axis-edge value: 1e4 rather than 10000."""
+    """An axis-edge value: 1e4 rather than 10000, 1.1e4 rather than 11000."""
     e = math.log10(x)
     if abs(e - round(e)) < 1e-9 and abs(round(e)) >= 3:
-        return f"1e{int(round(e))}"
+        return f"1e{round(e)}"
+    if x >= 1e4:
+        m, p = f"{x:.2g}".split("e")  # "1.1", "+04"
+        return f"{m}e{int(p)}"
     return _fmt(x)
+
+
+def bandwidth_text(bytes_per_s: float) -> str:
+    """``4.81 TB/s`` from one TB/s up, ``320 GB/s`` below."""
+    if bytes_per_s >= 1e12:
+        return f"{bytes_per_s / 1e12:.2f} TB/s"
+    return f"{bytes_per_s / 1e9:.0f} GB/s"
 
 
 def _enc(x: Any) -> Any:
@@ -95,7 +105,8 @@ class Roof:
     @property
     def label(self) -> str:
         """Short label with the value, e.g. ``FP32 66.9 TFLOP/s`` or ``BF16 tensor 989 TFLOP/s``."""
-        head = f"{self.precision} tensor" if self.is_tensor else (self.precision or self.name)
+        prec = self.precision.upper()
+        head = f"{prec} tensor" if self.is_tensor else (prec or self.name)
         return f"{head} {_fmt(self.flops / 1e12)} TFLOP/s"
 
 
@@ -121,11 +132,18 @@ class Roofline:
 
     device: str
     bandwidth: float  # bytes/s, the slope
-    bandwidth_label: str = ""  # "HBM 4.81 TB/s (memory clock × bus width)"
+    bandwidth_label: str = ""  # "HBM3e 4.81 TB/s (memory clock × bus width)", "GDDR6 320 GB/s (datasheet)"
     roofs: list[Roof] = field(default_factory=list)
     points: list[Point] = field(default_factory=list)
     measured_bandwidth: float | None = None  # measured copy bandwidth: a second, dotted slope
     title: str = ""
+    # roofs whose peak is not known (an architecture missing from model/arch.py), by name, with what to say
+    # where the peak would be: {"FP32 CUDA cores": "peak unknown for sm_130"}. Points may name them.
+    unknown_peaks: dict[str, str] = field(default_factory=dict)
+    measured_flops: float | None = None  # a measured FMA rate, drawn as a dotted ceiling (where the peak is unknown)
+    # reference points that are not measured kernels (y = a·x's attainable point on a theoretical roofline):
+    # drawn and labelled, never in rows()
+    marks: list[Point] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not _pos_finite(self.bandwidth):
@@ -134,18 +152,17 @@ class Roofline:
         if self.measured_bandwidth is not None and not _pos_finite(self.measured_bandwidth):
             raise UsageError(f"roofline for {self.device!r}: measured bandwidth must be positive, "
                              f"got {self.measured_bandwidth!r}")
+        if self.measured_flops is not None and not _pos_finite(self.measured_flops):
+            raise UsageError(f"roofline for {self.device!r}: measured FLOP/s must be positive, "
+                             f"got {self.measured_flops!r}")
         if not self.bandwidth_label:
-            bw = self.bandwidth
-            self.bandwidth_label = f"HBM {_fmt(bw / 1e12)} TB/s" if bw >= 1e12 else f"HBM {_fmt(bw / 1e9)} GB/s"
+            self.bandwidth_label = f"memory {bandwidth_text(self.bandwidth)}"
 
     # -- lookups and arithmetic -----------------------------------------------------------------
 
-    def roof(self, name: str | Roof = "") -> Roof:
-        """The roof called ``name`` (exact, then case-insensitive name, then precision); "" = first roof."""
-        if isinstance(name, Roof):
-            return name
+    def _find(self, name: str) -> Roof | None:
         if not self.roofs:
-            raise UsageError(f"roofline for {self.device!r} has no roofs")
+            return None
         if not name:
             return self.roofs[0]
         for r in self.roofs:
@@ -158,6 +175,26 @@ class Roofline:
         for r in self.roofs:
             if r.precision.lower() == key:
                 return r
+        # "BF16 tensor" or "bf16" finds a roof shared by several precisions ("FP16/BF16 tensor")
+        words = key.split()
+        if words:
+            for r in self.roofs:
+                shared = words[0] in r.precision.lower().split("/")
+                if shared and (len(words) == 1 or r.is_tensor == ("tensor" in words)):
+                    return r
+        return None
+
+    def roof(self, name: str | Roof = "") -> Roof:
+        """The roof called ``name`` (exact, then case-insensitive name, then precision); "" = first roof."""
+        if isinstance(name, Roof):
+            return name
+        found = self._find(name)
+        if found is not None:
+            return found
+        if not self.roofs:
+            raise UsageError(f"roofline for {self.device!r} has no roofs")
+        if name in self.unknown_peaks:
+            raise UsageError(f"{name} on {self.device!r}: {self.unknown_peaks[name]}")
         raise UsageError(f"no roof called {name!r} on {self.device!r} "
                          f"(roofs: {', '.join(r.name for r in self.roofs)})")
 
@@ -176,13 +213,19 @@ class Roofline:
         """The points as a table, one dict per point.
 
         Keys: label, ai, ai_source, achieved_tflops, roof, ridge_ai, attainable_tflops,
-        pct_of_attainable, bound ("memory-bound" / "compute-bound", or "unknown" without an AI), note.
+        pct_of_attainable, bound ("memory-bound" / "compute-bound", or "unknown" without an AI or a
+        peak), note, peak_note (why ridge and attainable are None when the roof's peak is unknown).
         """
         out = []
         for p in self.points:
+            achieved = p.flops / 1e12 if _is_num(p.flops) else None
+            if self._find(p.roof) is None and p.roof in self.unknown_peaks:
+                out.append({"label": p.label, "ai": p.ai, "ai_source": p.ai_source, "achieved_tflops": achieved,
+                            "roof": p.roof, "ridge_ai": None, "attainable_tflops": None, "pct_of_attainable": None,
+                            "bound": "unknown", "note": p.note, "peak_note": self.unknown_peaks[p.roof]})
+                continue
             r = self.roof(p.roof)
             ridge = self.ridge(r)
-            achieved = p.flops / 1e12 if _is_num(p.flops) else None
             if _is_num(p.ai) and p.ai >= 0:
                 att = self.attainable(p.ai, r)
                 bound = "memory-bound" if p.ai < ridge else "compute-bound"
@@ -201,6 +244,7 @@ class Roofline:
                 "pct_of_attainable": pct,
                 "bound": bound,
                 "note": p.note,
+                "peak_note": "",
             })
         return out
 
@@ -209,24 +253,28 @@ class Roofline:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (non-finite numbers as "inf"/"nan" strings); from_dict() reads it back."""
         d = asdict(self)
-        for p in d["points"]:
+        for p in d["points"] + d["marks"]:
             p["ai"], p["flops"] = _enc(p["ai"]), _enc(p["flops"])
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Roofline":
+    def from_dict(cls, d: dict[str, Any]) -> Roofline:
+        def points(key: str) -> list[Point]:
+            return [Point(**{**p, "ai": _dec(p.get("ai")), "flops": _dec(p.get("flops"))}) for p in d.get(key, [])]
+
         try:
             roofs = [Roof(**{**r, "flops": _dec(r["flops"])}) for r in d.get("roofs", [])]
-            points = [Point(**{**p, "ai": _dec(p.get("ai")), "flops": _dec(p.get("flops"))})
-                      for p in d.get("points", [])]
             return cls(
                 device=d["device"],
                 bandwidth=_dec(d["bandwidth"]),
                 bandwidth_label=d.get("bandwidth_label", ""),
                 roofs=roofs,
-                points=points,
+                points=points("points"),
                 measured_bandwidth=_dec(d.get("measured_bandwidth")),
                 title=d.get("title", ""),
+                unknown_peaks=dict(d.get("unknown_peaks") or {}),
+                measured_flops=_dec(d.get("measured_flops")),
+                marks=points("marks"),
             )
         except (KeyError, TypeError) as e:
             raise UsageError(f"not a roofline: {e}") from e

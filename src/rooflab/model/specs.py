@@ -33,6 +33,7 @@ class GpuSpec:
     tensor_tflops: dict[str, float] = field(hash=False)
     source: str = ""
     aliases: tuple[str, ...] = ()
+    memory_type: str = ""  # "HBM3e", "GDDR6", ...: how the roofline labels the memory slope
 
     @property
     def clock_hz(self) -> float:
@@ -90,6 +91,7 @@ class GpuSpec:
             "tensor_tflops": dict(self.tensor_tflops),
             "source": self.source,
             "aliases": list(self.aliases),
+            "memory_type": self.memory_type,
         }
 
 
@@ -103,7 +105,7 @@ _A100_TENSOR = {"tf32": 156.0, "fp16": 312.0, "bf16": 312.0}
 SPECS: tuple[GpuSpec, ...] = (
     _spec(
         "h100-sxm", "NVIDIA H100 SXM5 80GB", (9, 0),
-        sms=132, fp32_cores_per_sm=128, boost_clock_mhz=1980, mem_bandwidth_gbs=3350, memory_gb=80,
+        sms=132, fp32_cores_per_sm=128, boost_clock_mhz=1980, mem_bandwidth_gbs=3350, memory_gb=80, memory_type="HBM3",
         tensor_tflops=dict(_H100_SXM_TENSOR),
         source="H100 SXM datasheet; dense rates = half of the with-sparsity figures (BF16 1979 -> 989). "
                "The tensor rates imply ~1830 MHz, not the 1980 MHz boost that gives FP32 66.9 TFLOP/s.",
@@ -111,14 +113,14 @@ SPECS: tuple[GpuSpec, ...] = (
     ),
     _spec(
         "h100-pcie", "NVIDIA H100 PCIe 80GB", (9, 0),
-        sms=114, fp32_cores_per_sm=128, boost_clock_mhz=1755, mem_bandwidth_gbs=2000, memory_gb=80,
+        sms=114, fp32_cores_per_sm=128, boost_clock_mhz=1755, mem_bandwidth_gbs=2000, memory_gb=80, memory_type="HBM2e",
         tensor_tflops={"tf32": 378.0, "fp16": 756.0, "bf16": 756.0, "fp8": 1513.0},
         source="H100 PCIe datasheet/whitepaper (HBM2e 2.0 TB/s); dense = half of sparsity figures.",
         aliases=("h100 pcie", "nvidia h100 pcie"),
     ),
     _spec(
         "h200", "NVIDIA H200 SXM 141GB", (9, 0),
-        sms=132, fp32_cores_per_sm=128, boost_clock_mhz=1980, mem_bandwidth_gbs=4800, memory_gb=141,
+        sms=132, fp32_cores_per_sm=128, boost_clock_mhz=1980, mem_bandwidth_gbs=4800, memory_gb=141, memory_type="HBM3e",
         tensor_tflops=dict(_H100_SXM_TENSOR),
         source="H200 datasheet: 4.8 TB/s HBM3e (device: 3201 MHz x 6016-bit -> 4.81 TB/s); same GH100 "
                "compute as H100 SXM, so the same dense tensor rates.",
@@ -126,7 +128,7 @@ SPECS: tuple[GpuSpec, ...] = (
     ),
     _spec(
         "a100-40gb", "NVIDIA A100 SXM4 40GB", (8, 0),
-        sms=108, fp32_cores_per_sm=64, boost_clock_mhz=1410, mem_bandwidth_gbs=1555, memory_gb=40,
+        sms=108, fp32_cores_per_sm=64, boost_clock_mhz=1410, mem_bandwidth_gbs=1555, memory_gb=40, memory_type="HBM2",
         tensor_tflops=dict(_A100_TENSOR),
         source="A100 datasheet/whitepaper: 1555 GB/s HBM2; dense BF16/FP16 312, TF32 156 "
                "(sparsity figures are 2x). The 40GB PCIe card has the same rates.",
@@ -134,7 +136,7 @@ SPECS: tuple[GpuSpec, ...] = (
     ),
     _spec(
         "a100-80gb", "NVIDIA A100 SXM4 80GB", (8, 0),
-        sms=108, fp32_cores_per_sm=64, boost_clock_mhz=1410, mem_bandwidth_gbs=2039, memory_gb=80,
+        sms=108, fp32_cores_per_sm=64, boost_clock_mhz=1410, mem_bandwidth_gbs=2039, memory_gb=80, memory_type="HBM2e",
         tensor_tflops=dict(_A100_TENSOR),
         source="A100 80GB datasheet: SXM 2039 GB/s HBM2e (the seed's 'A100 BF16 312/2' = ~2 TB/s); "
                "dense rates as A100 40GB.",
@@ -142,14 +144,14 @@ SPECS: tuple[GpuSpec, ...] = (
     ),
     _spec(
         "a100-80gb-pcie", "NVIDIA A100 PCIe 80GB", (8, 0),
-        sms=108, fp32_cores_per_sm=64, boost_clock_mhz=1410, mem_bandwidth_gbs=1935, memory_gb=80,
+        sms=108, fp32_cores_per_sm=64, boost_clock_mhz=1410, mem_bandwidth_gbs=1935, memory_gb=80, memory_type="HBM2e",
         tensor_tflops=dict(_A100_TENSOR),
         source="A100 80GB datasheet: PCIe 1935 GB/s (SXM is 2039); dense rates as A100.",
         aliases=("a100 80gb pcie", "nvidia a100 80gb pcie"),
     ),
     _spec(
         "b200", "NVIDIA B200 SXM 180GB", (10, 0),
-        sms=148, fp32_cores_per_sm=128, boost_clock_mhz=1965, mem_bandwidth_gbs=8000, memory_gb=180,
+        sms=148, fp32_cores_per_sm=128, boost_clock_mhz=1965, mem_bandwidth_gbs=8000, memory_gb=180, memory_type="HBM3e",
         tensor_tflops={"tf32": 1100.0, "fp16": 2250.0, "bf16": 2250.0, "fp8": 4500.0, "fp4": 9000.0},
         source="HGX B200 datasheet (1000 W), dense = half of sparsity (FP4 9000 as the seed uses; "
                "BF16 2250, TF32 1100). Boost clock APPROXIMATE: NVIDIA publishes none (third-party "
@@ -159,7 +161,7 @@ SPECS: tuple[GpuSpec, ...] = (
     ),
     _spec(
         "l4", "NVIDIA L4 24GB", (8, 9),
-        sms=58, fp32_cores_per_sm=128, boost_clock_mhz=2040, mem_bandwidth_gbs=300, memory_gb=24,
+        sms=58, fp32_cores_per_sm=128, boost_clock_mhz=2040, mem_bandwidth_gbs=300, memory_gb=24, memory_type="GDDR6",
         tensor_tflops={"tf32": 60.0, "fp16": 121.0, "bf16": 121.0, "fp8": 242.5},
         source="L4 datasheet (7424 CUDA cores = 58 SMs, FP32 30.3 TFLOP/s); dense = half of sparsity "
                "(BF16 242 -> 121, FP8 485 -> 242.5, TF32 120 -> 60).",
@@ -167,7 +169,7 @@ SPECS: tuple[GpuSpec, ...] = (
     ),
     _spec(
         "t4", "NVIDIA Tesla T4 16GB", (7, 5),
-        sms=40, fp32_cores_per_sm=64, boost_clock_mhz=1590, mem_bandwidth_gbs=320, memory_gb=16,
+        sms=40, fp32_cores_per_sm=64, boost_clock_mhz=1590, mem_bandwidth_gbs=320, memory_gb=16, memory_type="GDDR6",
         tensor_tflops={"fp16": 65.0},
         source="T4 datasheet: FP16 mixed precision 65 TFLOP/s (no sparsity on Turing); "
                "Turing has no BF16, TF32 or FP8 tensor cores.",
@@ -175,7 +177,7 @@ SPECS: tuple[GpuSpec, ...] = (
     ),
     _spec(
         "rtx-4090", "NVIDIA GeForce RTX 4090 24GB", (8, 9),
-        sms=128, fp32_cores_per_sm=128, boost_clock_mhz=2520, mem_bandwidth_gbs=1008, memory_gb=24,
+        sms=128, fp32_cores_per_sm=128, boost_clock_mhz=2520, mem_bandwidth_gbs=1008, memory_gb=24, memory_type="GDDR6X",
         tensor_tflops={"tf32": 82.6, "fp16": 165.2, "bf16": 165.2, "fp8": 330.3},
         source="Ada whitepaper appendix, dense with FP32 accumulate (GeForce runs FP16/FP8 with FP16 "
                "accumulate at 2x: 330.3 / 660.6).",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from rooflab.model.arch import peak_unknown
 from rooflab.model.ceilings import summarize
 from rooflab.model.ncu import KernelProfile
-from rooflab.report.table import Table, fmt
+from rooflab.report.table import Table, Value, fmt, missing
 
 
 def bandwidth_tables(doc: dict) -> list[Table]:
@@ -18,24 +19,29 @@ def bandwidth_tables(doc: dict) -> list[Table]:
 
     rows = []
     for e in sorted(s["table"], key=lambda e: (e["kernel"], e["block"], e["grid"])):
-        spread = (fmt(e["gbs_min"], ",.0f") + "–" + fmt(e["gbs_max"], ",.0f")) if e["gbs_min"] else None
-        rows.append([e["kernel"], e["block"], f"{e['grid']:,} ({e['grid_label']})", fmt(e["gbs"], ",.0f"), spread,
-                     pct(e["gbs"]), fmt(e["gbs"] / memcpy, ".3f") if e["gbs"] and memcpy else None,
+        spread = (Value(f"{e['gbs_min']:,.0f}–{e['gbs_max']:,.0f}", (e["gbs_min"], e["gbs_max"]))
+                  if e["gbs_min"] else None)
+        rows.append([e["kernel"], e["block"], Value(f"{e['grid']:,} ({e['grid_label']})", (e["grid"], e["grid_label"])),
+                     fmt(e["gbs"], ",.0f"), spread, pct(e["gbs"]),
+                     fmt(e["gbs"] / memcpy, ".3f") if e["gbs"] and memcpy else None,
                      "yes" if e["verified"] else "NO"])
     cfg = sec["config"]
-    notes = [f"{cfg['n']:,} floats per array ({cfg['bytes_per_array'] / 2**30:.2f} GiB); bytes = 2·n·4 = "
-             f"{cfg['bytes_moved'] / 1e9:.2f} GB per copy; median of {cfg['reps']} timed launches per round, "
-             f"{cfg['rounds']} interleaved rounds (the range column is the spread between rounds).",
+    notes = [(f"{cfg['n']:,} floats per array ({cfg['bytes_per_array'] / 2**30:.2f} GiB); bytes = 2·n·4 = "
+              f"{cfg['bytes_moved'] / 1e9:.2f} GB per copy; median of {cfg['reps']} timed launches per round, "
+              f"{cfg['rounds']} interleaved rounds (the range column is the spread between rounds)."),
              f"HBM peak {peak:,.0f} GB/s = 2 × memory clock × bus width / 8, from this device's attributes."
              if peak else "HBM peak unknown for this device.",
              sec["method"]["l2_note"] + "."]
     sweep = Table("Copy bandwidth launch sweep (P4)", ["kernel", "block", "grid", "GB/s", "range", "% HBM peak",
-                                                       "÷ memcpy", "verified"], rows, notes, key="bandwidth_sweep")
+                                                       "÷ memcpy", "verified"], rows, notes, key="bandwidth_sweep",
+                  csv_split={"grid": ["grid", "grid sized as"],
+                             "range": ["slowest round GB/s", "fastest round GB/s"]})
     best = s["best"]
     scale = sec.get("scale") or {}
-    head_rows = [["cudaMemcpy device-to-device", fmt(memcpy, ",.0f"), pct(memcpy), "1.000"]]
+    head_rows = [["cudaMemcpy device-to-device", fmt(memcpy, ",.0f"), pct(memcpy), fmt(1.0, ".3f") if memcpy else None]]
     if best:
-        head_rows.append([f"best kernel: {best['kernel']}, block {best['block']}, grid {best['grid']:,}",
+        what, g = f"best kernel: {best['kernel']}, block {best['block']}, grid", best["grid"]
+        head_rows.append([Value(f"{what} {g:,}", f"{what} {g}"),
                           fmt(best["gbs"], ",.0f"), pct(best["gbs"]), fmt(best["gbs"] / memcpy, ".3f") if memcpy else None])
     seed = next((e for e in s["table"] if e["kernel"] == "copy_scalar" and e["grid_label"] == "4 waves"
                  and e["block"] == 256), None)
@@ -43,7 +49,8 @@ def bandwidth_tables(doc: dict) -> list[Table]:
         head_rows.append(["seed's scalar grid-stride, block 256, 4 waves", fmt(seed["gbs"], ",.0f"), pct(seed["gbs"]),
                           fmt(seed["gbs"] / memcpy, ".3f") if memcpy and seed["gbs"] else None])
     if scale.get("gbs"):
-        head_rows.append([f"y = a·x (scale_float4, AI 0.125): {scale['gflops']:,.0f} GFLOP/s", fmt(scale["gbs"], ",.0f"),
+        what, gf = "y = a·x (scale_float4, AI 0.125):", scale["gflops"]
+        head_rows.append([Value(f"{what} {gf:,.0f} GFLOP/s", f"{what} {gf:.0f} GFLOP/s"), fmt(scale["gbs"], ",.0f"),
                           pct(scale["gbs"]), fmt(scale["gbs"] / memcpy, ".3f") if memcpy else None])
     for key, what in (("read", "read only (float4 sum), bytes = n·4"), ("write", "write only (float4 fill), bytes = n·4")):
         d = (sec.get("directions") or {}).get(key)
@@ -55,19 +62,25 @@ def bandwidth_tables(doc: dict) -> list[Table]:
 
 def flops_table(doc: dict) -> Table:
     sec = doc["flops"]
+    peak = sec.get("fp32_peak_flops")
+    cc = (doc.get("device") or {}).get("cc")
+    unknown = peak_unknown(cc) if cc else "peak unknown"
     rows = []
     for r in sec["rows"]:
         t = r.get("timing")
-        rows.append([r["accumulators"], f"{r['grid']:,} × {r['block']}", f"{r['warps_per_scheduler']:g}",
-                     f"{r['iters']:,}", fmt(t["median_ms"], ".3f") if t else None, fmt(r.get("tflops"), ".2f"),
-                     fmt(r.get("pct_peak"), ".1f", "%"), "yes" if r["verified"] else "NO"])
-    peak = sec.get("fp32_peak_flops")
+        pct = fmt(r.get("pct_peak"), ".1f", "%") or (missing(unknown) if not peak and r.get("tflops") else None)
+        rows.append([r["accumulators"], Value(f"{r['grid']:,} × {r['block']}", (r["grid"], r["block"])),
+                     fmt(r["warps_per_scheduler"], "g"), fmt(r["iters"], ","),
+                     fmt(t["median_ms"], ".3f") if t else None, fmt(r.get("tflops"), ".2f"),
+                     pct, "yes" if r["verified"] else "NO"])
     notes = [f"FLOPs = threads × iters × (16 × accumulators) FMA × 2; % of the FP32 peak "
-             f"{peak / 1e12:.1f} TFLOP/s (P1)." if peak else "FP32 peak unknown.",
-             "warps/scheduler: resident warps per SM sub-partition (4 per SM); an FMA result is ready about "
-             "4 cycles after issue, so each scheduler needs ~4 independent FMAs in flight, from chains or warps."]
+             f"{peak / 1e12:.1f} TFLOP/s (P1)." if peak
+             else f"FLOPs = threads × iters × (16 × accumulators) FMA × 2; FP32 {unknown}, so no % of peak.",
+             ("warps/scheduler: resident warps per SM sub-partition (4 per SM); an FMA result is ready about "
+              "4 cycles after issue, so each scheduler needs ~4 independent FMAs in flight, from chains or warps.")]
     return Table("FP32 FMA peak (P6)", ["accumulators", "grid × block", "warps/scheduler", "iters", "ms",
-                                        "TFLOP/s", "% peak", "verified"], rows, notes, key="flops")
+                                        "TFLOP/s", "% peak", "verified"], rows, notes, key="flops",
+                 csv_split={"grid × block": ["grid", "block"]})
 
 
 def profile_table(doc: dict) -> Table:
@@ -78,10 +91,10 @@ def profile_table(doc: dict) -> Table:
         ai = p.ai
         rows.append([p.label, fmt(p.dram_pct, ".1f", "%"), fmt(p.sm_pct, ".1f", "%"), p.verdict(),
                      fmt(p.dram_bytes / 1e9, ".3f"), fmt(p.fp32_flops / 1e9, ".2f"),
-                     fmt(ai, ".3g") if ai is not None else "—", ", ".join(p.kernels)[:60]])
-    notes = ["ncu --clock-control none; DRAM% = gpu__dram_throughput, SM% = sm__throughput "
-             "(.avg.pct_of_peak_sustained_elapsed). Verdict: below 60% on both → latency-bound; else the higher "
-             "of the two names the roof (Nsight Compute's speed-of-light reading).",
+                     fmt(ai, ".3g"), ", ".join(p.kernels)[:60]])
+    notes = [("ncu --clock-control none; DRAM% = gpu__dram_throughput, SM% = sm__throughput "
+              "(.avg.pct_of_peak_sustained_elapsed). Verdict: below 60% on both → latency-bound; else the higher "
+              "of the two names the roof (Nsight Compute's speed-of-light reading)."),
              "FP32 GFLOP = fadd + fmul + 2·ffma thread instructions; AI = those FLOPs / DRAM bytes read + written."]
     return Table("Nsight Compute (P8)", ["kernel", "DRAM %", "SM %", "verdict", "DRAM GB", "FP32 GFLOP",
                                         "AI FLOP/B", "ncu kernel names"], rows, notes, key="profile")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rooflab.model.ceilings import summarize
 from rooflab.model.metrics import median_ms
-from rooflab.report.table import Table, fmt
+from rooflab.report.table import Table, Value, fmt
 
 
 def _ceilings(doc: dict) -> dict[str, tuple[float | None, str]]:
@@ -34,10 +34,11 @@ def compare_tables(a: dict, b: dict, name_a: str = "A", name_b: str = "B") -> li
         for k in list(ra) + [k for k in rb if k not in ra]:
             ma, mb = (median_ms(ra[k]) if k in ra else None), (median_ms(rb[k]) if k in rb else None)
             sa = ra.get(k, {}).get("n"), rb.get(k, {}).get("n")
-            rows.append([k, f"{sa[0] or '—'} / {sa[1] or '—'}", fmt(ma, ".3f"), fmt(mb, ".3f"),
+            rows.append([k, Value(f"{sa[0] or '—'} / {sa[1] or '—'}", sa), fmt(ma, ".3f"), fmt(mb, ".3f"),
                          fmt(ma / mb, ".2f", "×") if ma and mb else None])
         tables.append(Table("GEMM rungs, A vs B", ["kernel", "N (A / B)", f"{name_a} ms", f"{name_b} ms",
-                                                   "speedup of B (A ms ÷ B ms)"], rows, head, key="compare_gemm"))
+                                                   "speedup of B (A ms ÷ B ms)"], rows, head, key="compare_gemm",
+                            csv_split={"N (A / B)": [f"N ({name_a})", f"N ({name_b})"]}))
     ca, cb = _ceilings(a), _ceilings(b)
     rows = []
     for k in list(ca) + [k for k in cb if k not in ca]:

@@ -78,7 +78,8 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
         tables += [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
     if doc.get("profile"):
         tables.append(profile_table(doc))
-    tables.append(points_table(rl))
+    if rl.points:  # a theoretical roofline places nothing: no header-only table
+        tables.append(points_table(rl))
     tel = telemetry_table(doc)
     if tel:
         tables.append(tel)
@@ -92,9 +93,9 @@ def markdown(doc: dict, tables: list[Table]) -> str:
     md = [f"# rooflab report — {dev['name']}", ""]
     md.append(f"Created {doc['created']} by rooflab {doc['rooflab_version']} (`{doc['command']}`).")
     if spec_only:
-        md += ["", "> **Nothing was measured.** This is the spec-only report: peaks, tensor-core arithmetic, ridge "
-                   f"points and the theoretical roofline of the {dev['name']} from the published spec table. Run "
-                   "`rooflab report` on a machine with an NVIDIA GPU to measure."]
+        md += ["", ("> **Nothing was measured.** This is the spec-only report: peaks, tensor-core arithmetic, ridge "
+                    f"points and the theoretical roofline of the {dev['name']} from the published spec table. Run "
+                    "`rooflab report` on a machine with an NVIDIA GPU to measure.")]
     else:
         md.append(f"Device: {dev['name']}, {dev['sm_count']} SMs, SM clock max {dev['sm_clock_max_mhz']:.0f} MHz, "
                   f"memory {dev['mem_clock_max_mhz']:.0f} MHz × {dev['bus_width_bits']} bit; driver "
@@ -136,7 +137,12 @@ def markdown(doc: dict, tables: list[Table]) -> str:
                by_key["profile"].to_markdown()]
     elif doc.get("report", {}).get("profile_skipped"):
         md += ["## Nsight Compute (P8)", "", f"Not run: {doc['report']['profile_skipped']}.", ""]
-    md += ["## Roofline (P9)", "", "![roofline](roofline.png)", "", by_key["roofline"].to_markdown()]
+    md += ["## Roofline (P9)", "", "![roofline](roofline.png)", ""]
+    if "roofline" in by_key:
+        md.append(by_key["roofline"].to_markdown())
+    elif spec_only:
+        md += [("_Theoretical: nothing was measured, so no kernel is placed on it. The diamond marks where y = a·x "
+                "(AI 0.125) lands on the memory slope._"), ""]
     if doc.get("memory"):
         md += ["### The hierarchical roofline", "", "![roofline by level](roofline-levels.png)", ""]
         if "hierarchy" in by_key:
@@ -146,12 +152,12 @@ def markdown(doc: dict, tables: list[Table]) -> str:
         md += ["## Telemetry", "", by_key["telemetry"].to_markdown()]
     if not spec_only:
         md += ["## Method", "",
-               "- Every kernel is compiled at run time with NVRTC (CuPy RawModule) for this device; every CUDA call "
-               "is checked, and a failure names the kernel, the call and the CUDA error string (G11).",
-               "- Timing: CUDA events around each launch only (no host↔device copies), warm-up outside the "
-               "measurement, medians reported with mean and min; NVML telemetry sampled during the reps.",
-               "- Correctness first: outputs are poisoned with NaN before every checked run; a kernel that fails a "
-               "check is shown as FAILED and gets no throughput.", ""]
+               ("- Every kernel is compiled at run time with NVRTC (CuPy RawModule) for this device; every CUDA call "
+                "is checked, and a failure names the kernel, the call and the CUDA error string (G11)."),
+               ("- Timing: CUDA events around each launch only (no host↔device copies), warm-up outside the "
+                "measurement, medians reported with mean and min; NVML telemetry sampled during the reps."),
+               ("- Correctness first: outputs are poisoned with NaN before every checked run; a kernel that fails a "
+                "check is shown as FAILED and gets no throughput."), ""]
     return "\n".join(md) + "\n"
 
 

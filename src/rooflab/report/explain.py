@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rooflab import rungs
 from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
-from rooflab.rungs.record import Step
+from rooflab.rungs.record import Step, known
 
 
 def profiles(doc: dict) -> dict[str, dict]:
@@ -29,6 +29,6 @@ def gemm_transitions(doc: dict) -> list[tuple[str, str]]:
             continue
         for after, heading, paragraph in rung.paragraphs:
             if after in recs and metrics[after]["ms"] and metrics[rung.name]["ms"]:
-                step = Step(metrics[after], metrics[rung.name], recs[after], recs[rung.name], prof)
+                step = Step(known(metrics[after]), known(metrics[rung.name]), recs[after], recs[rung.name], prof)
                 out.append((heading, paragraph(step)))
     return out

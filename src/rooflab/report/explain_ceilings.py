@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rooflab.model.arch import peak_unknown
 from rooflab.model.ceilings import summarize
 
 
@@ -61,10 +62,16 @@ def flops_paragraphs(doc: dict) -> list[tuple[str, str]]:
     sec = doc.get("flops")
     if not sec:
         return []
-    rows = [r for r in sec["rows"] if r.get("pct_peak")]
+    rows = [r for r in sec["rows"] if r.get("tflops")]
     if not rows:
         return []
-    best = max(rows, key=lambda r: r["pct_peak"])
+    best = max(rows, key=lambda r: r["tflops"])
+    cc = (doc.get("device") or {}).get("cc")
+    unknown = peak_unknown(cc) if cc else "peak unknown"
+
+    def pct(r: dict) -> str:  # "97.7%", or the rate where the peak (and so the percentage) is unknown
+        return f"{r['pct_peak']:.1f}%" if r.get("pct_peak") is not None else f"{r['tflops']:.2f} TFLOP/s"
+
     one_low = [r for r in rows if r["accumulators"] == 1 and r["warps_per_scheduler"] <= 1]
     eight_low = [r for r in rows if r["accumulators"] == 8 and r["warps_per_scheduler"] <= 1]
     clock = ""
@@ -76,13 +83,15 @@ def flops_paragraphs(doc: dict) -> list[tuple[str, str]]:
                  f"{dev['sm_clock_max_mhz']:.0f} MHz){', and NVML reported throttling: ' + ', '.join(tel['reasons']) if tel.get('throttled') else ''}.")
     text = (
         f"With {best['accumulators']} independent accumulators and {best['warps_per_scheduler']:g} warps per scheduler "
-        f"the FMA kernel reached {best['tflops']:.2f} TFLOP/s, {best['pct_peak']:.1f}% of the FP32 peak.{clock} "
+        f"the FMA kernel reached {best['tflops']:.2f} TFLOP/s, "
+        + (f"{best['pct_peak']:.1f}% of the FP32 peak" if best.get("pct_peak") is not None
+           else f"a floor under the FP32 peak ({unknown})") + f".{clock} "
     )
     if one_low and eight_low:
         a, b = one_low[0], eight_low[0]
         text += (
-            f"At one warp per scheduler a single dependent chain reached only {a['pct_peak']:.1f}% while 8 chains "
-            f"reached {b['pct_peak']:.1f}%: each FMA must wait for the previous result (about 4 cycles), so without "
+            f"At one warp per scheduler a single dependent chain reached only {pct(a)} while 8 chains "
+            f"reached {pct(b)}: each FMA must wait for the previous result (about 4 cycles), so without "
             f"independent work (ILP) or other warps (TLP) the pipe idles. "
         )
     text += (

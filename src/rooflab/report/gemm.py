@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from rooflab import rungs
+from rooflab.model.arch import peak_unknown
 from rooflab.model.check import Check
 from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
-from rooflab.report.table import Table, fmt
+from rooflab.report.table import Table, Value, fmt, missing
 
 
 def status(rec: dict) -> str:
@@ -35,21 +36,24 @@ def gemm_table(doc: dict) -> Table:
     section = doc["gemm"]
     recs = by_kernel(section)
     naive_ms = median_ms(recs["naive"]) if "naive" in recs else None
+    dev = doc.get("device") or {}
+    peak = dev.get("fp32_peak_flops")
+    unknown = None if peak else missing(peak_unknown(dev["cc"]) if dev.get("cc") else "peak unknown")
     rows = []
     for rec in section["rungs"]:
         mt = rung_metrics(doc, rec, naive_ms)
-        shape = str(rec["n"]) if rec["m"] == rec["n"] == rec["k"] else f"{rec['m']}×{rec['n']}×{rec['k']}"
+        shape = str(rec["n"]) if rec["m"] == rec["n"] == rec["k"] else Value(f"{rec['m']}×{rec['n']}×{rec['k']}",
+                                                                          f"{rec['m']}x{rec['n']}x{rec['k']}")
         rows.append([shape, rec["title"], fmt(mt["ms"], ".3f"), fmt(mt["mean_ms"], ".3f"), fmt(mt["min_ms"], ".3f"),
-                     fmt(mt["gflops"], ",.0f"), fmt(mt["pct_peak"], ".1f", "%"), fmt(mt["speedup"], ".1f", "×"),
+                     fmt(mt["gflops"], ",.0f"), fmt(mt["pct_peak"], ".1f", "%") or (unknown if mt["gflops"] else None),
+                     fmt(mt["speedup"], ".1f", "×"),
                      check_summary(rec), status(rec)])
     cfg, method = section["config"], section["method"]
-    dev = doc.get("device") or {}
-    peak = dev.get("fp32_peak_flops")
     notes = [
         f"ms = median of {method['reps']} timed launches after {method['warmup']} warm-up (mean and min beside it); "
         f"CUDA events around the kernel only; L2 {'flushed' if method['l2_flushed'] else 'not flushed'} between reps.",
         f"% peak against the FP32 CUDA-core peak {peak / 1e12:.1f} TFLOP/s (P1, from this device's attributes)."
-        if peak else "FP32 peak unknown for this device.",
+        if peak else f"% peak: FP32 {unknown}, so none is given.",
         f"Checks: {method['checks']}. Seed {cfg['seed']}.",
     ]
     return Table("SGEMM ladder (G9)", ["N", "kernel", "ms", "mean ms", "min ms", "GFLOP/s", "% peak",

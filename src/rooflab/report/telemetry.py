@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rooflab.model.ceilings import summarize
-from rooflab.report.table import Table
+from rooflab.report.table import Table, Value, fmt
 
 
 def _entries(doc: dict) -> list[tuple[str, dict]]:
@@ -26,7 +26,8 @@ def _entries(doc: dict) -> list[tuple[str, dict]]:
     if fl:
         for r in fl["rows"]:
             if r.get("timing") and r["accumulators"] in (1, 8):
-                out.append((f"fma {r['accumulators']} acc, {r['grid']}×{r['block']}", r["timing"].get("telemetry")))
+                what = f"fma {r['accumulators']} acc, {r['grid']}"
+                out.append((Value(f"{what}×{r['block']}", f"{what}x{r['block']}"), r["timing"].get("telemetry")))
     return [(k, v) for k, v in out if v]
 
 
@@ -37,14 +38,16 @@ def telemetry_table(doc: dict) -> Table | None:
     rows = []
     for label, t in entries:
         sm = t["sm_mhz"]
-        rows.append([label, f"{sm['min']:.0f} / {sm['median']:.0f} / {sm['max']:.0f}", f"{t['mem_mhz']['median']:.0f}",
-                     f"{t['power_w']['max']:.0f}", f"{t['temp_c']['max']:.0f}",
+        rows.append([label, Value(f"{sm['min']:.0f} / {sm['median']:.0f} / {sm['max']:.0f}",
+                                  (sm["min"], sm["median"], sm["max"])),
+                     fmt(t["mem_mhz"]["median"], ".0f"), fmt(t["power_w"]["max"], ".0f"), fmt(t["temp_c"]["max"], ".0f"),
                      ", ".join(r for r in t["reasons"] if r != "gpu_idle") or "none",
                      "THROTTLED" if t.get("throttled") else "ok", t["samples"]])
     return Table("Telemetry during each measurement (NVML)", ["measurement", "SM MHz min/med/max", "mem MHz",
-                                                              "max W", "max °C", "clock reasons", "", "samples"],
+                                                              "max W", "max °C", "clock reasons", "clocks", "samples"],
                  rows, ["Sampled every 20 ms while the timed reps ran, plus one sample before and after."],
-                 key="telemetry")
+                 key="telemetry",
+                 csv_split={"SM MHz min/med/max": ["SM MHz min", "SM MHz median", "SM MHz max"]})
 
 
 def warnings(doc: dict) -> list[str]:

@@ -22,6 +22,20 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+class Share(float):
+    """A percentage of a roof that may be unknown (an architecture missing from the tables):
+    formats as a number when known, as "?" when not, so no paragraph fails on it."""
+
+    def __format__(self, spec: str) -> str:
+        return "?" if self != self else super().__format__(spec)
+
+
+def known(metrics: dict) -> dict:
+    """A rung's figures with pct_peak always formattable (rooflab.model.metrics.rung_metrics)."""
+    pct = metrics.get("pct_peak")
+    return {**metrics, "pct_peak": Share(float("nan") if pct is None else pct)}
+
+
 @dataclass(frozen=True)
 class Step:
     """Two rungs of one run, as a transition paragraph sees them.
