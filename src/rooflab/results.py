@@ -8,6 +8,7 @@ machine with no GPU (`rooflab report --from results.json`).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import os
@@ -20,6 +21,7 @@ from rooflab import __version__
 from rooflab.errors import UsageError
 
 SCHEMA_VERSION = 1
+SCHEMA_FILE = Path(__file__).parent / "schema" / "results.schema.json"
 
 
 def new_document(command: str, device: dict | None) -> dict:
@@ -63,20 +65,83 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
         raise
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number (rooflab writes null for a missing value)")
+
+
 def load(path: str | os.PathLike) -> dict:
+    """Read a results document and check it against the schema that ships with rooflab
+    (schema/results.schema.json): a wrong field is one UsageError that names it."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text())
+        doc = json.loads(p.read_text(), parse_constant=_no_constant)
     except FileNotFoundError:
         raise UsageError(f"{p}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{p}: not a rooflab results file ({exc.__class__.__name__}: {exc})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("schema_version"), int):
+    except IsADirectoryError:
+        raise UsageError(f"{p}: is a folder, not a results file") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{p}: not a rooflab results file ({exc.__class__.__name__}: "
+                         f"{_one_line(str(exc))})") from None
+    if not isinstance(doc, dict) or type(doc.get("schema_version")) is not int:
         raise UsageError(f"{p}: not a rooflab results file (no schema_version)")
     if doc["schema_version"] > SCHEMA_VERSION:
         raise UsageError(f"{p}: schema version {doc['schema_version']} is newer than this rooflab "
                          f"({SCHEMA_VERSION}); upgrade rooflab")
+    problem = schema_problem(doc)
+    if problem:
+        raise UsageError(f"{p}: {problem}")
     return doc
+
+
+@functools.cache
+def _validator():
+    import jsonschema  # noqa: PLC0415  only where a file is loaded: importing rooflab does not need it
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def schema_problem(doc: dict) -> str | None:
+    """The first thing wrong with `doc` by the schema, as 'gemm.rungs[0].timing.median_ms: 'fast'
+    is not of type 'number'', or None when it is valid."""
+    import jsonschema  # noqa: PLC0415
+
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(doc))
+    if error is None:
+        return None
+    where = field_path(error.absolute_path)
+    return f"{where + ': ' if where else ''}{_describe(error)}"
+
+
+def field_path(parts) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 5] + " …" + text[-3:]
+
+
+def _describe(error) -> str:
+    if error.validator == "type":
+        types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return f"{_short(error.instance)} is not of type {' or '.join(repr(t) for t in types)}"
+    if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        word = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most",
+                "exclusiveMaximum": "less than"}[error.validator]
+        return f"{_short(error.instance)} is not {word} {error.validator_value}"
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [k for k in error.validator_value if k not in error.instance]
+        if len(missing) > 1:
+            return _one_line(f"{', '.join(repr(k) for k in missing)} are required properties")[:200]
+    return _one_line(error.message)[:200]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def command_line() -> str:
