@@ -100,13 +100,31 @@ def test_bad_input_rejected_before_device_detection(args, mention, monkeypatch):
     assert mention in str(result.exception)
 
 
-@pytest.mark.parametrize("args", [["gemm", "--n", "abc"], ["gemm", "--bogus-option"], ["bogus-command"],
-                                  ["gemm", "--format", "xml"]], ids=" ".join)
-def test_click_usage_errors_exit_2_without_traceback(args):
+USAGE_ERRORS = [
+    (["gemm", "--n", "abc"], "gemm", "'abc'"),
+    (["gemm", "--bogus-option"], "gemm", "--bogus-option"),
+    (["bogus-command"], None, "bogus-command"),
+    (["gemm", "--format", "xml"], "gemm", "xml"),
+    (["gemm", "--n"], "gemm", "--n"),
+    (["compare", "a.json"], "compare", "B"),
+    (["report", "extra-argument"], "report", "extra-argument"),
+]
+
+
+@pytest.mark.parametrize(("args", "command", "mention"), USAGE_ERRORS, ids=[" ".join(a) for a, _, _ in USAGE_ERRORS])
+def test_click_usage_errors_are_one_line_exit_2(args, command, mention):
     proc = run(*args)
+    line = one_error_line(proc)
     assert proc.returncode == 2
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert "Error:" in proc.stderr
+    assert mention in line
+    assert line.endswith(f"(see rooflab {command} --help)" if command else "(see rooflab --help)"), line
+    assert "Usage:" not in proc.stderr and "Try " not in proc.stderr
+
+
+def test_no_arguments_prints_help():
+    proc = run()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Usage: rooflab") and "report" in proc.stdout
 
 
 # ---------------------------------------------------------------- main() in-process

@@ -18,6 +18,8 @@ out = Console(highlight=False, soft_wrap=False, width=200 if not sys.stdout.isat
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 FORMATS = ["table", "json", "csv", "md"]
+# click >= 8.2 raises this for a bare `rooflab`; older versions print the help themselves
+NoArgsIsHelp = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 # ---------------------------------------------------------------- helpers
@@ -194,8 +196,7 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
     tables = [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
     emit(doc, tables, render_gemm.paragraphs(doc), fmt, out_file)
     if any(not r["passed"] for r in doc["gemm"]["rungs"]):
-        err.print("[red]one or more rungs FAILED their check: no throughput is reported for them[/red]")
-        sys.exit(1)
+        fail("one or more rungs FAILED their check: no throughput is reported for them", 1)
 
 
 @cli.command()
@@ -468,11 +469,10 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
                 finished = (doc.get("report") or {}).get("finished_steps", [])
                 partial = f"{out_dir}/{rep.PARTIAL}" if finished and doc.get("device") and not cfg.gpu else None
                 what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
-                err.print(f"rooflab: report {what} during '{current['step']}'; finished: "
-                          f"{', '.join(finished) or 'nothing'}"
-                          + (f"; results so far in {partial} (render with rooflab report --from {partial})"
-                             if partial else "") + "; no report files were written", markup=False)
-                sys.exit(130 if isinstance(exc, KeyboardInterrupt) else getattr(exc, "exit_code", 1))
+                fail(f"report {what} during '{current['step']}'; finished: {', '.join(finished) or 'nothing'}"
+                     + (f"; results so far in {partial} (render with rooflab report --from {partial})"
+                        if partial else "") + "; no report files were written",
+                     130 if isinstance(exc, KeyboardInterrupt) else getattr(exc, "exit_code", 1))
     written = rep.write_outputs(doc, out_dir)
     for w in warnings(doc):
         err.print(f"[yellow]warning: {w}[/yellow]")
@@ -482,18 +482,40 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
     out.print(f"done in {time.perf_counter() - t0:.1f} s")
 
 
-def main() -> None:
+def one_line(text: str) -> str:
+    """Messages are shown on one line, whatever they quote."""
+    return " ".join(str(text).split())
+
+
+def fail(message: str, code: int) -> None:
+    """The one way a command ends in error: `rooflab: error: …` on stderr, one line, and the exit code."""
+    sys.stdout.flush()
+    sys.stderr.write(f"rooflab: error: {one_line(message)}\n")
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def _command_path(exc: click.UsageError, argv: list[str] | None) -> str:
+    """'rooflab gemm' for an error in gemm's arguments ('rooflab' where no command was named).
+    Some parser errors carry no context: then the command is the first word that names one."""
+    if exc.ctx is not None:
+        return exc.ctx.command_path
+    words = sys.argv[1:] if argv is None else argv
+    name = next((w for w in words if w in cli.commands), None)
+    return f"rooflab {name}" if name else "rooflab"
+
+
+def main(argv: list[str] | None = None) -> None:
     try:
-        cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        err.print("rooflab: interrupted")
-        sys.exit(130)
+        cli.main(args=argv, prog_name="rooflab", standalone_mode=False)
+    except NoArgsIsHelp as exc:  # bare `rooflab`: its help, as `rooflab --help` prints it
+        sys.stdout.write(exc.ctx.get_help() + "\n")
+        sys.exit(0)
+    except click.UsageError as exc:
+        fail(f"{exc.format_message()} (see {_command_path(exc, argv)} --help)", exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
+        fail(exc.format_message(), exc.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        fail("interrupted", 130)
     except RooflabError as exc:
-        err.print(f"rooflab: error: {exc}", markup=False)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        err.print("rooflab: interrupted")
-        sys.exit(130)
+        fail(str(exc), exc.exit_code)
