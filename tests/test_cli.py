@@ -67,37 +67,81 @@ BAD_INPUT = [
     (["gemm", "--check-n", "0"], "positive integer"),
     (["gemm", "--kernels", "bogus"], "bogus"),
     (["gemm", "--kernels", "naive,tiled64"], "tiled64"),
+    (["gemm", "--kernels", ","], "--kernels"),
+    (["gemm", "--kernels", ""], "--kernels"),
+    (["gemm", "--n", "2147483648"], "2147483647"),
+    (["gemm", "--m", "99999999999999999999"], "2147483647"),
+    (["gemm", "--n", "1e3"], "--n"),
     (["gemm", "--reps", "0"], "--reps"),
+    (["gemm", "--seed", "-1"], "--seed"),
     (["gemm", "--out", "r.json"], "--out"),
     (["bandwidth", "--size", "abc"], "abc"),
     (["bandwidth", "--size", "100"], "--size"),
+    (["bandwidth", "--size", "inf"], "inf"),
+    (["bandwidth", "--size", "1e400"], "1e400"),
+    (["bandwidth", "--size", "nan"], "nan"),
+    (["bandwidth", "--size", "-256M"], "-256M"),
+    (["bandwidth", "--size", "0"], "--size"),
+    (["bandwidth", "--size", "1e30"], "--size"),
     (["bandwidth", "--reps", "10"], "--reps"),
+    (["bandwidth", "--rounds", "-5"], "--rounds"),
+    (["bandwidth", "--rounds", "0"], "--rounds"),
     (["bandwidth", "--blocks", "100"], "block sizes"),
     (["bandwidth", "--blocks", "128,x"], "--blocks"),
+    (["bandwidth", "--blocks", ","], "--blocks"),
     (["flops", "--reps", "0"], "--reps"),
+    (["flops", "--target-ms", "0"], "--target-ms"),
+    (["flops", "--target-ms", "-5"], "--target-ms"),
+    (["flops", "--target-ms", "nan"], "--target-ms"),
+    (["flops", "--target-ms", "inf"], "--target-ms"),
+    (["flops", "--target-ms", "1e9"], "--target-ms"),
     (["flops", "--out", "f.csv"], "--out"),
     (["profile", "--size", "abc"], "abc"),
+    (["profile", "--size", "inf"], "inf"),
+    (["profile", "--n", "0"], "--n"),
+    (["profile", "--n", "-3"], "--n"),
+    (["roofline", "--n", "0"], "--n"),
+    (["report", "--n", "0"], "--n"),
+    (["report", "--gpu", "voodoo5"], "voodoo5"),
+    (["specs", "--gpu", "voodoo5"], "voodoo5"),
+    (["specs", "--out", "s.md"], "--out"),
+    (["ridge", "--out", "r.md"], "--out"),
+    (["gemm", "--out", "somefile.txt/sub.json", "--format", "json"], "somefile.txt"),
+    (["report", "--out", "somefile.txt/sub"], "somefile.txt"),
+    (["profile", "--raw-dir", "somefile.txt/raw"], "somefile.txt"),
 ]
 
 
 @pytest.mark.parametrize(("args", "mention"), BAD_INPUT, ids=[" ".join(a) for a, _ in BAD_INPUT])
 def test_bad_input_is_one_line_and_exit_2(args, mention, tmp_path):
+    (tmp_path / "somefile.txt").write_text("a file, not a folder\n")
     proc = run(*args, cwd=tmp_path)
     line = one_error_line(proc)
     assert proc.returncode == UsageError.exit_code == 2, line  # 3 would mean the GPU was looked for first
     assert mention in line
-    assert not list(tmp_path.iterdir())  # nothing written
+    assert [f.name for f in tmp_path.iterdir()] == ["somefile.txt"]  # nothing written
 
 
 @pytest.mark.parametrize(("args", "mention"), BAD_INPUT, ids=[" ".join(a) for a, _ in BAD_INPUT])
-def test_bad_input_rejected_before_device_detection(args, mention, monkeypatch):
-    def detect_device():
+def test_bad_input_rejected_before_device_detection(args, mention, monkeypatch, capsys, tmp_path):
+    """In-process, with every way to the GPU replaced by an assertion: bad input must stop first."""
+    import rooflab.cuda.device  # noqa: PLC0415
+    import rooflab.cuda.gpu  # noqa: PLC0415
+
+    def reached(*_a, **_k):
         raise AssertionError("device detection reached with bad input")
 
-    monkeypatch.setattr(cli_mod, "detect_device", detect_device)
-    result = CliRunner().invoke(cli, args)
-    assert isinstance(result.exception, UsageError), (result.exception, result.output)
-    assert mention in str(result.exception)
+    monkeypatch.setattr(cli_mod, "detect_device", reached)
+    monkeypatch.setattr(rooflab.cuda.device, "detect", reached)
+    monkeypatch.setattr(rooflab.cuda.gpu, "cupy", reached)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "somefile.txt").write_text("a file\n")
+    monkeypatch.setattr(sys, "argv", ["rooflab", *args])
+    with pytest.raises(SystemExit) as exc:
+        cli_mod.main()
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    assert mention in err and err.count("\n") == 1 and err.startswith("rooflab: error: ")
 
 
 USAGE_ERRORS = [

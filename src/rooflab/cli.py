@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import re
 import sys
 
 import click
@@ -77,12 +79,6 @@ def emit(doc: dict, tables: list[Table], paras: list[tuple[str, str]], fmt: str,
         show_paragraphs(paras)
 
 
-def check_out(fmt: str, out_file: str | None) -> None:
-    """Reject --out with --format table before anything runs (emit would refuse it after)."""
-    if out_file and fmt == "table":
-        raise UsageError("--out needs --format json, csv or md")
-
-
 def detect_device():
     from rooflab.cuda.device import detect, document_entry  # noqa: PLC0415
 
@@ -110,14 +106,139 @@ def new_doc(dev_entry: dict | None) -> dict:
     return results.new_document(results.command_line(), dev_entry)
 
 
-def parse_count(text: str) -> int:
-    """'256M' -> 268435456 (binary suffixes K, M, G), or a plain integer."""
-    t = text.strip().upper()
+INT_MAX = 2**31 - 1  # the kernels take their sizes as C int
+MAX_FLOATS = 2**38  # floats per array: 1 TiB, beyond any GPU (and the largest copy grid stays a valid launch)
+
+
+def parse_count(text: str, limit: int = MAX_FLOATS) -> int:
+    """'256M' -> 268435456 (binary suffixes K, M, G), or a plain integer. Zero, negative,
+    fractional, non-finite and absurdly large counts are refused."""
+    t = str(text).strip().upper()
     mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(t[-1:], 1)
+    hint = "(use e.g. 1048576, 256M or 1G)"
     try:
-        return int(float(t[:-1] if mult > 1 else t) * mult)
+        value = float(t[:-1] if mult > 1 else t) * mult
     except ValueError:
-        raise UsageError(f"not a count: {text!r} (use e.g. 1048576, 256M or 1G)") from None
+        raise UsageError(f"not a count: {text!r} {hint}") from None
+    if not math.isfinite(value) or value != int(value) or value < 1:
+        raise UsageError(f"not a count: {text!r}: a count is a whole number of at least 1 {hint}")
+    if value > limit:
+        raise UsageError(f"count {text!r} is too large (at most {limit:,})")
+    return int(value)
+
+
+class PositiveInt(click.ParamType):
+    """A whole number from 1 (or `low`) to `high`; plain decimal digits only."""
+
+    name = "integer"
+
+    def __init__(self, high: int = INT_MAX, low: int = 1, why: str = "the kernels take 32-bit int sizes"):
+        self.high, self.low, self.why = high, low, why
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            n = value
+        else:
+            text = str(value).strip()
+            if not re.fullmatch(r"[+-]?[0-9]+", text):
+                self.fail(f"{value!r} is not a whole number", param, ctx)
+            n = int(text)
+        if n < self.low:
+            self.fail(f"{n} is not a positive integer" if self.low == 1 else f"{n} is below {self.low}", param, ctx)
+        if n > self.high:
+            self.fail(f"{n} is too large (at most {self.high}: {self.why})", param, ctx)
+        return n
+
+
+class PositiveFloat(click.ParamType):
+    """A finite number above 0 and at most `high`."""
+
+    name = "number"
+
+    def __init__(self, high: float, why: str):
+        self.high, self.why = high, why
+
+    def convert(self, value, param, ctx):
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x) or x <= 0:
+            self.fail(f"{value!r} is not a positive number", param, ctx)
+        if x > self.high:
+            self.fail(f"{value!r} is too large (at most {self.high:g}: {self.why})", param, ctx)
+        return x
+
+
+class Count(click.ParamType):
+    """A count of floats with K/M/G suffixes (parse_count)."""
+
+    name = "count"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        try:
+            return parse_count(value)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class IntList(click.ParamType):
+    """Comma-separated whole numbers, e.g. 128,256."""
+
+    name = "list"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        words = [w.strip() for w in str(value).split(",")]
+        if not all(re.fullmatch(r"[0-9]+", w) for w in words):
+            self.fail(f"must be comma-separated whole numbers, got {value!r}", param, ctx)
+        return tuple(int(w) for w in words)
+
+
+class Kernels(click.ParamType):
+    """Comma-separated rung names from the ladder; repeats are dropped, order kept."""
+
+    name = "list"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, list):
+            return value
+        from rooflab.rungs import BY_NAME  # noqa: PLC0415
+
+        names = list(dict.fromkeys(w.strip() for w in str(value).split(",") if w.strip()))
+        if not names:
+            self.fail(f"names no rung ({value!r}); choose from {', '.join(BY_NAME)}", param, ctx)
+        unknown = [n for n in names if n not in BY_NAME]
+        if unknown:
+            self.fail(f"unknown kernel(s) {', '.join(unknown)}; choose from {', '.join(BY_NAME)}", param, ctx)
+        return names
+
+
+class GpuName(click.ParamType):
+    """A GPU of the spec table (find_spec): a bad name fails before anything runs."""
+
+    name = "gpu"
+
+    def convert(self, value, param, ctx):
+        from rooflab.model.specs import find_spec  # noqa: PLC0415
+
+        try:
+            return find_spec(str(value)).key
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def check_out(fmt: str, out_file: str | None) -> None:
+    """Reject --out with --format table, and an --out path that can never be written, before anything runs."""
+    if out_file and fmt == "table":
+        raise UsageError("--out needs --format json, csv or md")
+    if out_file:
+        from rooflab import results  # noqa: PLC0415
+
+        results.check_writable(out_file, "--out")
 
 
 format_option = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
@@ -163,16 +284,17 @@ def info(fmt):
 
 
 @cli.command()
-@click.option("--n", "n", type=int, default=4096, show_default=True, help="Square size N (M = N = K).")
-@click.option("--m", "m", type=int, default=None, help="Rows of A and C (default N).")
-@click.option("--k", "k", type=int, default=None, help="Columns of A / rows of B (default N).")
-@click.option("--kernels", default=None, help="Comma-separated rungs: naive,coalesced,tiled16,tiled32,cublas "
+@click.option("--n", "n", type=PositiveInt(), default=4096, show_default=True, help="Square size N (M = N = K).")
+@click.option("--m", "m", type=PositiveInt(), default=None, help="Rows of A and C (default N).")
+@click.option("--k", "k", type=PositiveInt(), default=None, help="Columns of A / rows of B (default N).")
+@click.option("--kernels", type=Kernels(), default=None, help="Comma-separated rungs: naive,coalesced,tiled16,tiled32,cublas "
               "(default: all).")
-@click.option("--reps", type=int, default=20, show_default=True, help="Timed launches per rung.")
-@click.option("--check-n", type=int, default=512, show_default=True,
+@click.option("--reps", type=PositiveInt(), default=20, show_default=True, help="Timed launches per rung.")
+@click.option("--check-n", type=PositiveInt(), default=512, show_default=True,
               help="Size of the check against a CPU float64 reference.")
 @click.option("--flush-l2/--no-flush-l2", default=False, show_default=True, help="Flush the L2 before every rep.")
-@click.option("--seed", type=int, default=None, help="Random seed (default: fresh each run).")
+@click.option("--seed", type=PositiveInt(high=2**32 - 2, low=0, why="seeds are 32-bit"), default=None,
+              help="Random seed (default: fresh each run).")
 @format_option
 @out_option
 def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
@@ -189,7 +311,7 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
     cfg = gemm_mod.GemmConfig(m=n if m is None else m, n=n, k=n if k is None else k, reps=reps, check_n=check_n,
                               flush_l2=flush_l2, seed=seed)
     if kernels:
-        cfg.kernels = [x.strip() for x in kernels.split(",") if x.strip()]
+        cfg.kernels = kernels
     cfg.validate()
     check_out(fmt, out_file)
     doc = measure("SGEMM ladder", gemm=lambda dev, say: gemm_mod.run(cfg, dev, say))
@@ -200,11 +322,14 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
 
 
 @cli.command()
-@click.option("--size", default="256M", show_default=True,
+@click.option("--size", type=Count(), default="256M", show_default=True,
               help="Floats per array (K/M/G binary suffixes): 256M = 1 GiB per array.")
-@click.option("--reps", type=int, default=50, show_default=True, help="Timed launches per configuration (≥ 50).")
-@click.option("--rounds", type=int, default=2, show_default=True, help="Interleaved repeats of the whole sweep.")
-@click.option("--blocks", default="128,256,512,1024", show_default=True, help="Block sizes to sweep.")
+@click.option("--reps", type=PositiveInt(), default=50, show_default=True,
+              help="Timed launches per configuration (≥ 50).")
+@click.option("--rounds", type=PositiveInt(), default=2, show_default=True,
+              help="Interleaved repeats of the whole sweep.")
+@click.option("--blocks", type=IntList(), default="128,256,512,1024", show_default=True,
+              help="Block sizes to sweep (multiples of 32, at most 1024).")
 @click.option("--no-sweep", is_flag=True, help="Only the seed's copy and the float4 copy.")
 @format_option
 @out_option
@@ -214,12 +339,7 @@ def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
     from rooflab.report.ceilings import bandwidth_tables  # noqa: PLC0415
     from rooflab.report.explain_ceilings import bandwidth_paragraphs  # noqa: PLC0415
 
-    try:
-        block_list = tuple(int(b) for b in blocks.split(","))
-    except ValueError:
-        raise UsageError(f"--blocks must be comma-separated integers, got {blocks!r}") from None
-    cfg = bw.BandwidthConfig(n=parse_count(size), reps=reps, rounds=max(1, rounds), blocks=block_list,
-                             sweep=not no_sweep)
+    cfg = bw.BandwidthConfig(n=size, reps=reps, rounds=rounds, blocks=blocks, sweep=not no_sweep)
     cfg.validate()
     check_out(fmt, out_file)
     doc = measure("copy bandwidth", bandwidth=lambda dev, say: bw.run(cfg, dev, say))
@@ -227,8 +347,9 @@ def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
 
 
 @cli.command()
-@click.option("--reps", type=int, default=20, show_default=True)
-@click.option("--target-ms", type=float, default=10.0, show_default=True, help="Length of one launch.")
+@click.option("--reps", type=PositiveInt(), default=20, show_default=True)
+@click.option("--target-ms", type=PositiveFloat(10_000, "a launch of at most 10 s keeps the loop count a 32-bit int"),
+              default=10.0, show_default=True, help="Length of one launch.")
 @format_option
 @out_option
 def flops(reps, target_ms, fmt, out_file):
@@ -246,8 +367,8 @@ def flops(reps, target_ms, fmt, out_file):
 
 @cli.command()
 @click.option("--gemm", "with_gemm", is_flag=True, help="Also profile every GEMM rung at --n.")
-@click.option("--n", type=int, default=4096, show_default=True)
-@click.option("--size", default="256M", show_default=True, help="Floats per array for the copy kernels.")
+@click.option("--n", type=PositiveInt(), default=4096, show_default=True)
+@click.option("--size", type=Count(), default="256M", show_default=True, help="Floats per array for the copy kernels.")
 @click.option("--raw-dir", type=click.Path(file_okay=False), default=None, help="Keep ncu's raw CSV output here.")
 @format_option
 @out_option
@@ -256,9 +377,12 @@ def profile(with_gemm, n, size, raw_dir, fmt, out_file):
     from rooflab.measure import profiling  # noqa: PLC0415
     from rooflab.report.ceilings import profile_table  # noqa: PLC0415
 
-    floats = parse_count(size)
     check_out(fmt, out_file)
-    doc = measure("ncu", profile=lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=floats,
+    if raw_dir:
+        from rooflab import results  # noqa: PLC0415
+
+        results.check_writable(raw_dir, "--raw-dir", folder=True)
+    doc = measure("ncu", profile=lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=size,
                                                                 progress=say, raw_dir=raw_dir))
     emit(doc, [profile_table(doc)], [], fmt, out_file)
 
@@ -275,7 +399,7 @@ def _maybe_device() -> dict | None:
 
 
 @cli.command()
-@click.option("--gpu", default=None, help="One GPU from the table (e.g. h100-sxm, h200, a100-80gb, t4); "
+@click.option("--gpu", type=GpuName(), default=None, help="One GPU from the table (e.g. h100-sxm, h200, a100-80gb, t4); "
               "default: all.")
 @click.option("--no-detect", is_flag=True, help="Do not look for a GPU here.")
 @format_option
@@ -296,6 +420,7 @@ def specs(gpu, no_detect, fmt, out_file):
         tensor_table,
     )
 
+    check_out(fmt, out_file)
     chosen = specs_for(gpu)
     tables = [specs_table(chosen), tensor_table(chosen)]
     entry = None if no_detect else _maybe_device()
@@ -321,6 +446,7 @@ def ridge(no_detect, fmt, out_file):
     """
     from rooflab.report.specs import ridge_tables  # noqa: PLC0415
 
+    check_out(fmt, out_file)
     entry = None if no_detect else _maybe_device()
     tables, trend = ridge_tables(entry)
     doc = new_doc(entry)
@@ -331,8 +457,9 @@ def ridge(no_detect, fmt, out_file):
 @cli.command()
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
               help="Render from a saved results.json (no GPU needed).")
-@click.option("--gpu", default=None, help="Theoretical roofline of a GPU from the spec table (no GPU needed).")
-@click.option("--n", type=int, default=4096, show_default=True, help="GEMM size when measuring.")
+@click.option("--gpu", type=GpuName(), default=None,
+              help="Theoretical roofline of a GPU from the spec table (no GPU needed).")
+@click.option("--n", type=PositiveInt(), default=4096, show_default=True, help="GEMM size when measuring.")
 @click.option("--out", "out_png", type=click.Path(dir_okay=False), default="roofline.png", show_default=True,
               help="PNG path; an SVG is written beside it.")
 @format_option
@@ -351,8 +478,11 @@ def roofline(from_file, gpu, n, out_png, fmt):
     from rooflab.report.picture import plot  # noqa: PLC0415
     from rooflab.report.points import points_table  # noqa: PLC0415
 
+    results.check_writable(out_png, "--out")
     if from_file:
         doc = results.load(from_file)
+        if not doc.get("device"):
+            raise UsageError(f"{from_file}: has no device section to draw a roofline for")
     elif gpu:
         doc = new_doc(spec_device_entry(gpu))
     else:
@@ -398,10 +528,11 @@ def compare(a, b, fmt):
 @cli.command()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="rooflab-report", show_default=True,
               help="Folder for report.md, results.json, the CSVs and roofline.png/.svg.")
-@click.option("--n", type=int, default=4096, show_default=True, help="SGEMM size.")
+@click.option("--n", type=PositiveInt(), default=4096, show_default=True, help="SGEMM size.")
 @click.option("--quick", is_flag=True, help="Shorter: no launch sweep, N ≤ 2048, fewer reps.")
 @click.option("--no-profile", is_flag=True, help="Skip Nsight Compute (the slowest step).")
-@click.option("--gpu", default=None, help="Spec-only report for a GPU from the table; measures nothing.")
+@click.option("--gpu", type=GpuName(), default=None,
+              help="Spec-only report for a GPU from the table; measures nothing.")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
               help="Re-render a saved results.json (no GPU needed).")
 def report(out_dir, n, quick, no_profile, gpu, from_file):
@@ -422,18 +553,13 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
     from rooflab.errors import NoGPUError  # noqa: PLC0415
     from rooflab.report.telemetry import warnings  # noqa: PLC0415
 
-    if n < 1:
-        raise UsageError(f"--n must be a positive integer, got {n}")
+    results.check_writable(out_dir, "--out", folder=True)
     t0 = time.perf_counter()
     if from_file:
         doc = results.load(from_file)
         if not doc.get("device"):
             raise UsageError(f"{from_file}: has no device section to report on")
     else:
-        if gpu:
-            from rooflab.model.specs import find_spec  # noqa: PLC0415
-
-            find_spec(gpu)  # a bad name fails here, before anything runs
         cfg = rep.ReportConfig(out_dir=out_dir, n=n, quick=quick, profile=not no_profile, gpu=gpu)
         doc: dict = {}
         current = {"step": None}

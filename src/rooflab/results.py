@@ -65,6 +65,32 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
         raise
 
 
+def _file_in_the_way(path: Path) -> Path | None:
+    """The nearest existing ancestor of `path`, where that is not a folder (so nothing can be made under it)."""
+    for parent in path.parents:
+        try:
+            if parent.exists():
+                return None if parent.is_dir() else parent
+        except OSError:
+            return None
+    return None
+
+
+def check_writable(path: str | os.PathLike, option: str, *, folder: bool = False) -> None:
+    """Refuse, before anything runs, an output path that can never be written: one under a
+    regular file, or in a folder this user may not write. (Some, like /proc for root, only
+    fail at the write; `save` keeps the results then.)"""
+    p = Path(path)
+    blocker = _file_in_the_way(p)
+    if blocker is not None:
+        raise UsageError(f"{option} {path}: cannot write there ({blocker} is a file, not a folder)")
+    if folder and p.exists() and not p.is_dir():
+        raise UsageError(f"{option} {path}: cannot write there (it is a file, not a folder)")
+    target = p if folder and p.is_dir() else next((a for a in p.parents if a.exists()), None)
+    if target is not None and not os.access(target, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: cannot write there (no permission to write in {target})")
+
+
 def _no_constant(name: str):
     raise ValueError(f"{name} is not a JSON number (rooflab writes null for a missing value)")
 
