@@ -5,15 +5,17 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
 from rooflab import __version__
-from rooflab.errors import RooflabError, UsageError
+from rooflab.errors import OutputError, RooflabError, UsageError
 from rooflab.report.table import Table
 
 out = Console(highlight=False, soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
@@ -69,10 +71,14 @@ def emit(doc: dict, tables: list[Table], paras: list[tuple[str, str]], fmt: str,
     if out_file:
         if fmt == "table":
             raise UsageError("--out needs --format json, csv or md")
-        results.write_atomic(out_file, text)
+        results.save(out_file, text, doc)  # where that fails, the document is saved elsewhere and named
         err.print(f"wrote {out_file}")
     elif text is not None:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as exc:  # a closed pipe or a full disk: the measurement is not lost either
+            raise OutputError(results.cannot_write("standard output", exc, doc)) from None
     else:
         for t in tables:
             show(t)
@@ -470,7 +476,6 @@ def roofline(from_file, gpu, n, out_png, fmt):
     Points use the AI Nsight Compute measured when the results hold a profile, else
     the rung's traffic model.
     """
-    from pathlib import Path  # noqa: PLC0415
 
     from rooflab import results  # noqa: PLC0415
     from rooflab.lab import spec_device_entry  # noqa: PLC0415
@@ -500,7 +505,10 @@ def roofline(from_file, gpu, n, out_png, fmt):
         )
     rl = placement.roofline(doc)
     png = Path(out_png)
-    plot(rl, png_path=png, svg_path=png.with_suffix(".svg"))
+    try:
+        plot(rl, png_path=png, svg_path=png.with_suffix(".svg"))
+    except OSError as exc:  # only a measured document is worth keeping elsewhere
+        raise OutputError(results.cannot_write(exc.filename or png, exc, None if from_file or gpu else doc)) from None
     err.print(f"wrote {png} and {png.with_suffix('.svg')}")
     emit(doc, [points_table(rl)], [], fmt, None)
 
@@ -591,15 +599,23 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
                     doc.clear()
                     rep.run(cfg, on_step=on_step, progress=say, doc=doc)
                 prog.update(task, completed=len(rep.STEPS))
-            except (KeyboardInterrupt, RooflabError) as exc:
+            except (KeyboardInterrupt, RooflabError, OSError) as exc:
                 finished = (doc.get("report") or {}).get("finished_steps", [])
-                partial = f"{out_dir}/{rep.PARTIAL}" if finished and doc.get("device") and not cfg.gpu else None
+                measured = bool(finished and doc.get("device") and not cfg.gpu)
+                if isinstance(exc, OSError):  # the partial results could not be saved in --out
+                    fail(f"report stopped during '{current['step']}': "
+                         + results.cannot_write(exc.filename or out_dir, exc, doc if measured else None), 1)
+                partial = f"{out_dir}/{rep.PARTIAL}" if measured else None
                 what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
                 fail(f"report {what} during '{current['step']}'; finished: {', '.join(finished) or 'nothing'}"
                      + (f"; results so far in {partial} (render with rooflab report --from {partial})"
                         if partial else "") + "; no report files were written",
                      130 if isinstance(exc, KeyboardInterrupt) else getattr(exc, "exit_code", 1))
-    written = rep.write_outputs(doc, out_dir)
+    try:
+        written = rep.write_outputs(doc, out_dir)  # results.json first, with the fallback of results.save
+    except OSError as exc:
+        raise OutputError(f"cannot write {exc.filename or out_dir} ({results.why(exc, exc.filename)}); "
+                          f"the results are in {Path(out_dir) / 'results.json'}") from None
     for w in warnings(doc):
         err.print(f"[yellow]warning: {w}[/yellow]")
     out.print(f"wrote {out_dir}/: {', '.join(written)}")
@@ -645,3 +661,14 @@ def main(argv: list[str] | None = None) -> None:
         fail("interrupted", 130)
     except RooflabError as exc:
         fail(str(exc), exc.exit_code)
+    except BrokenPipeError:  # the reader went away (| head): say so once, quietly
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        fail("standard output was closed", 1)
+    except OSError as exc:
+        fail(f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc), 1)
+    except Exception as exc:
+        if os.environ.get("ROOFLAB_DEBUG"):
+            raise
+        fail(f"internal error ({exc.__class__.__name__}: {exc}); this is a bug in rooflab, please report it "
+             "with the command line (ROOFLAB_DEBUG=1 shows the traceback)", 1)

@@ -31,3 +31,9 @@ class ToolError(RooflabError):
     """An external tool (ncu, nvcc) is missing or refused."""
 
     exit_code = 4
+
+
+class OutputError(RooflabError):
+    """An output file could not be written; the message says where the results went instead."""
+
+    exit_code = 1

@@ -121,8 +121,8 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
     from rooflab.report.picture import plot  # noqa: PLC0415
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
+    results.save_document(out / "results.json", doc)  # first: whatever fails after it, the results are kept
+    written = ["results.json"]
     rl = render_report.roofline_for(doc)
     for suffix in ("png", "svg"):
         fd, tmp = tempfile.mkstemp(dir=out, prefix=".roofline.", suffix=f".{suffix}")
@@ -134,6 +134,8 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
             Path(tmp).unlink(missing_ok=True)
         written.append(f"roofline.{suffix}")
     for name, text in render_report.files(doc, rl).items():
+        if name in written:
+            continue
         results.write_atomic(out / name, text)
         written.append(name)
     (out / PARTIAL).unlink(missing_ok=True)

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from rooflab import __version__
-from rooflab.errors import UsageError
+from rooflab.errors import OutputError, UsageError
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).parent / "schema" / "results.schema.json"
@@ -65,6 +65,15 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
         raise
 
 
+def why(exc: OSError, path: str | os.PathLike | None = None) -> str:
+    """A short reason for a failed write: 'Permission denied', or 'x.txt is not a folder'."""
+    if path is not None:
+        blocker = _file_in_the_way(Path(path))
+        if blocker is not None:
+            return f"{blocker} is not a folder"
+    return exc.strerror or exc.__class__.__name__
+
+
 def _file_in_the_way(path: Path) -> Path | None:
     """The nearest existing ancestor of `path`, where that is not a folder (so nothing can be made under it)."""
     for parent in path.parents:
@@ -74,6 +83,58 @@ def _file_in_the_way(path: Path) -> Path | None:
         except OSError:
             return None
     return None
+
+
+def fallback_folders() -> list[Path]:
+    """Where a document goes when its own path cannot be written: $TMPDIR (the system's temporary
+    folder where TMPDIR is not set), then the current folder."""
+    tmp = Path(os.environ.get("TMPDIR") or tempfile.gettempdir())
+    return list(dict.fromkeys([tmp, Path.cwd()]))
+
+
+def save_fallback(doc: dict) -> tuple[Path | None, str]:
+    """Write `doc` to rooflab-results-<UTC time>.json in the first fallback folder that takes it.
+    Returns (path, "") or (None, the last reason)."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    text = dumps(doc)
+    reason = "no folder to write to"
+    for folder in fallback_folders():
+        for i in range(100):
+            p = folder / (f"rooflab-results-{stamp}.json" if i == 0 else f"rooflab-results-{stamp}-{i}.json")
+            if p.exists():
+                continue
+            try:
+                write_atomic(p, text)
+            except OSError as exc:
+                reason = why(exc, p)
+                break
+            return p, ""
+    return None, reason
+
+
+def save(path: str | os.PathLike, text: str | bytes, doc: dict | None) -> None:
+    """Write an output file; where that fails, save `doc` (the results) to a fallback file and
+    raise OutputError naming both. The one place every user-chosen path is written through."""
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise OutputError(cannot_write(path, exc, doc)) from None
+
+
+def save_document(path: str | os.PathLike, doc: dict) -> None:
+    """Write a results document as JSON, with the fallback of `save`."""
+    save(path, dumps(doc), doc)
+
+
+def cannot_write(path: str | os.PathLike, exc: OSError, doc: dict | None) -> str:
+    """'cannot write P (reason); the results were saved to F', saving `doc` to F first."""
+    msg = f"cannot write {path} ({why(exc, path)})"
+    if doc is None:
+        return msg
+    saved, reason = save_fallback(doc)
+    if saved is None:
+        return f"{msg}; the results could not be saved anywhere else either ({reason})"
+    return f"{msg}; the results were saved to {saved}"
 
 
 def check_writable(path: str | os.PathLike, option: str, *, folder: bool = False) -> None:

@@ -1,0 +1,140 @@
+"""What the command line writes, and what happens when it cannot (issue 7, item 4).
+
+- A write that fails (a folder that cannot be created, a path under a regular file,
+  /proc) is one line `rooflab: error: cannot write …`, never a traceback, and the
+  results document is saved to a fallback file named in that line: a measurement
+  is never lost because its output path was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rooflab import cli as cli_mod
+from rooflab import results
+from rooflab.errors import UsageError
+
+DATA = Path(__file__).parent / "data"
+H200 = DATA / "h200_results.json"
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def rooflab(*args, cwd=None, umask: int | None = None, tmpdir: Path | None = None):
+    env = {**os.environ, "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": ""}
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    pre = (lambda: os.umask(umask)) if umask is not None else None
+    return subprocess.run([sys.executable, "-m", "rooflab", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=120, preexec_fn=pre)
+
+
+def error_line(proc) -> str:
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines and lines[-1].startswith("rooflab: error: "), proc.stderr
+    assert sum(ln.startswith("rooflab: error:") for ln in lines) == 1, proc.stderr
+    assert all(ln.startswith(("warning: ", "… ")) for ln in lines[:-1]), proc.stderr
+    return lines[-1]
+
+
+def saved_to(line: str) -> Path:
+    assert "; the results were saved to " in line, line
+    return Path(line.rsplit("; the results were saved to ", 1)[1].rstrip("."))
+
+
+# ---------------------------------------------------------------- item 4: writes that fail
+
+
+def test_report_into_proc_is_one_line_and_the_results_are_saved(tmp_path):
+    fallback = tmp_path / "tmp"
+    fallback.mkdir()
+    p = rooflab("report", "--from", str(H200), "--out", "/proc/forbidden", tmpdir=fallback)
+    line = error_line(p)
+    assert "/proc/forbidden" in line
+    if p.returncode == 2:  # not root: refused before anything ran
+        assert "cannot write" in line
+        return
+    assert p.returncode == 1, p.stderr
+    assert line.startswith("rooflab: error: cannot write /proc/forbidden/results.json (")
+    saved = saved_to(line)
+    assert saved.parent == fallback and saved.name.startswith("rooflab-results-") and saved.suffix == ".json"
+    assert results.load(saved) == results.load(H200) | {"command": results.load(saved)["command"]}
+
+
+def test_specs_md_into_proc_is_one_line(tmp_path):
+    p = rooflab("specs", "--format", "md", "--out", "/proc/x.md", tmpdir=tmp_path)
+    line = error_line(p)
+    assert p.returncode in (1, 2)
+    assert "cannot write /proc/x.md" in line
+    assert p.stdout == ""
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "csv"])
+def test_failed_write_keeps_the_measurement(fmt, tmp_path, monkeypatch, capsys):
+    """What a GPU run does when it saves: here with a measured section faked and the write refused."""
+    doc = results.load(H200)
+
+    def fake_measure(title, **sections):
+        return json.loads(json.dumps(doc))
+
+    out = tmp_path / "sub" / f"gemm.{fmt}"
+    real_write = results.write_atomic
+
+    def refuse(path, text):
+        if Path(path) == out:
+            raise PermissionError(13, "Permission denied", str(path))
+        real_write(path, text)
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(cli_mod, "measure", fake_measure)
+    monkeypatch.setattr(results, "write_atomic", refuse)
+    monkeypatch.setattr(sys, "argv", ["rooflab", "gemm", "--format", fmt, "--out", str(out)])
+    with pytest.raises(SystemExit) as exc:
+        cli_mod.main()
+    err = capsys.readouterr().err
+    assert exc.value.code == 1, err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(f"rooflab: error: cannot write {out} (Permission denied)"), line
+    saved = saved_to(line)
+    assert results.load(saved)["gemm"] == doc["gemm"]
+    assert not out.exists()
+
+
+def test_fallback_goes_to_the_current_folder_when_tmp_is_unusable(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", "/proc/no-such-tmp")
+    monkeypatch.chdir(tmp_path)
+    from rooflab.errors import OutputError  # noqa: PLC0415
+
+    with pytest.raises(OutputError) as exc:
+        results.save_document("/proc/forbidden/r.json", {"schema_version": 1, "x": 1})
+    msg = str(exc.value)
+    saved = Path(msg.rsplit("; the results were saved to ", 1)[1])
+    assert saved.parent.resolve() == tmp_path.resolve()
+    assert json.loads(saved.read_text())["x"] == 1
+
+
+def test_out_under_a_regular_file_is_refused_before_anything_runs(tmp_path):
+    (tmp_path / "somefile.txt").write_text("x\n")
+    p = rooflab("report", "--from", str(H200), "--out", "somefile.txt/sub", cwd=tmp_path)
+    line = error_line(p)
+    assert p.returncode == 2
+    assert "somefile.txt" in line and "not a folder" in line
+
+
+@pytest.mark.parametrize(("text", "value"), [("1", 1), ("256M", 256 * 2**20), ("1K", 1024), ("1.5K", 1536),
+                                             (" 2g ", 2 * 2**30), ("1048576", 1048576)])
+def test_parse_count_accepts(text, value):
+    assert cli_mod.parse_count(text) == value
+
+
+@pytest.mark.parametrize("text", ["inf", "-inf", "nan", "1e400", "-1", "-256M", "0", "0K", "", "K", "abc", "1.5",
+                                  "1e30", "99999999999G", "1e-3M"])
+def test_parse_count_rejects(text):
+    with pytest.raises(UsageError):
+        cli_mod.parse_count(text)
