@@ -1,15 +1,17 @@
-"""What the command line writes, and what happens when it cannot (issue 7, item 4).
+"""What the command line writes, and what happens when it cannot (issue 7, items 4 and 8).
 
 - A write that fails (a folder that cannot be created, a path under a regular file,
   /proc) is one line `rooflab: error: cannot write …`, never a traceback, and the
   results document is saved to a fallback file named in that line: a measurement
   is never lost because its output path was wrong.
+- Output files get the permissions the umask asks for (0666 & ~umask), not mkstemp's 0600.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -138,3 +140,34 @@ def test_parse_count_accepts(text, value):
 def test_parse_count_rejects(text):
     with pytest.raises(UsageError):
         cli_mod.parse_count(text)
+
+
+# ---------------------------------------------------------------- item 8: permissions follow the umask
+
+
+def _mode(p: Path) -> int:
+    return stat.S_IMODE(p.stat().st_mode)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_output_files_respect_the_umask(umask, tmp_path):
+    p = rooflab("specs", "--format", "md", "--out", "specs.md", cwd=tmp_path, umask=umask)
+    assert p.returncode == 0, p.stderr
+    assert _mode(tmp_path / "specs.md") == 0o666 & ~umask
+    p = rooflab("report", "--from", str(H200), "--out", "r", cwd=tmp_path, umask=umask)
+    assert p.returncode == 0, p.stderr
+    for f in (tmp_path / "r").iterdir():
+        assert _mode(f) == 0o666 & ~umask, (f.name, oct(_mode(f)))
+
+
+def test_umask_is_read_once_and_left_as_it_was():
+    before = os.umask(0o027)
+    results.current_umask.cache_clear()
+    try:
+        assert results.current_umask() == 0o027
+        assert os.umask(0o027) == 0o027  # reading it did not change it
+        os.umask(0o022)
+        assert results.current_umask() == 0o027  # read once: later calls take no risk of a race
+    finally:
+        os.umask(before)
+        results.current_umask.cache_clear()

@@ -129,7 +129,7 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
         os.close(fd)
         try:
             plot(rl, **{f"{suffix}_path": tmp})
-            os.replace(tmp, out / f"roofline.{suffix}")
+            results.publish(tmp, out / f"roofline.{suffix}")  # the umask's permissions, not 0600
         finally:
             Path(tmp).unlink(missing_ok=True)
         written.append(f"roofline.{suffix}")

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -50,6 +51,28 @@ def dumps(doc: dict) -> str:
     return json.dumps(_clean(doc), indent=2, allow_nan=False) + "\n"
 
 
+@functools.cache
+def current_umask() -> int:
+    """The process umask, read once. Linux shows it in /proc/self/status; elsewhere it can only be
+    read by setting it, so it is set and put back at once (and only once: the answer is cached)."""
+    try:
+        m = re.search(r"^Umask:\s*([0-7]+)", Path("/proc/self/status").read_text(), re.MULTILINE)
+        if m:
+            return int(m.group(1), 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def publish(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
+    """Give a finished temporary file the permissions the umask asks for (mkstemp makes it 0600),
+    then rename it into place."""
+    os.chmod(tmp, 0o666 & ~current_umask())
+    os.replace(tmp, path)
+
+
 def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
     """Write to a temporary file beside `path`, then rename: never a half-written file."""
     path = Path(path)
@@ -59,7 +82,7 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
     try:
         with os.fdopen(fd, mode) as fh:
             fh.write(text)
-        os.replace(tmp, path)
+        publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
