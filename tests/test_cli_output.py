@@ -1,10 +1,13 @@
-"""What the command line writes, and what happens when it cannot (issue 7, items 4 and 8).
+"""What the command line writes, and what happens when it cannot (issue 7, items 4, 8 and 9).
 
 - A write that fails (a folder that cannot be created, a path under a regular file,
   /proc) is one line `rooflab: error: cannot write …`, never a traceback, and the
   results document is saved to a fallback file named in that line: a measurement
   is never lost because its output path was wrong.
 - Output files get the permissions the umask asks for (0666 & ~umask), not mkstemp's 0600.
+- `report` into a folder that holds an earlier report removes the files of that
+  report which this run does not write again (listed in the folder's manifest),
+  never a file rooflab did not write, and says so in one line.
 """
 
 from __future__ import annotations
@@ -171,3 +174,47 @@ def test_umask_is_read_once_and_left_as_it_was():
     finally:
         os.umask(before)
         results.current_umask.cache_clear()
+
+
+# ---------------------------------------------------------------- item 9: a report folder that holds an earlier run
+
+
+def test_report_over_an_earlier_report_removes_only_its_stale_files(tmp_path):
+    out = tmp_path / "r"
+    p = rooflab("report", "--from", str(H200), "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    first = {f.name for f in out.iterdir()}
+    assert {"gemm.csv", "bandwidth.csv", "flops.csv"} <= first
+    (out / "my-notes.txt").write_text("mine\n")
+    (out / "extra.csv").write_text("mine too\n")
+
+    p = rooflab("report", "--gpu", "t4", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    second = {f.name for f in out.iterdir()}
+    assert "gemm.csv" not in second and "flops.csv" not in second and "bandwidth.csv" not in second
+    assert {"my-notes.txt", "extra.csv", "report.md", "results.json", "roofline.png"} <= second
+    said = [ln for ln in p.stdout.splitlines() if "removed" in ln]
+    assert len(said) == 1, p.stdout
+    for name in ("gemm.csv", "flops.csv", "bandwidth.csv"):
+        assert name in said[0]
+    assert json.loads((out / "results.json").read_text())["device"]["spec_only"]
+
+
+def test_report_never_removes_files_it_did_not_write(tmp_path):
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "gemm.csv").write_text("a user's file, no manifest names it\n")
+    p = rooflab("report", "--gpu", "t4", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert (out / "gemm.csv").read_text() == "a user's file, no manifest names it\n"
+
+
+def test_manifest_entries_outside_the_folder_are_ignored(tmp_path):
+    out = tmp_path / "r"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (out / results.MANIFEST).write_text(json.dumps({"files": ["../victim.txt", str(victim), "sub/x.csv"]}))
+    p = rooflab("report", "--gpu", "t4", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert victim.read_text() == "keep me\n"

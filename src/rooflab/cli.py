@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from rooflab import __version__
 from rooflab.errors import OutputError, RooflabError, UsageError
@@ -29,20 +30,22 @@ NoArgsIsHelp = getattr(click.exceptions, "NoArgsIsHelpError", ())
 # ---------------------------------------------------------------- helpers
 
 def show(table: Table) -> None:
-    t = RichTable(title=table.title, title_justify="left", title_style="bold")
+    """A table on the terminal. Cells, notes and titles are text, never rich markup: they may
+    quote a results file."""
+    t = RichTable(title=Text(table.title), title_justify="left", title_style="bold")
     for c in table.columns:
-        t.add_column(c, overflow="fold")
+        t.add_column(Text(c), overflow="fold")
     for row in table.rows:
-        t.add_row(*["—" if v is None else str(v) for v in row])
+        t.add_row(*[Text("—" if v is None else str(v)) for v in row])
     out.print(t)
     for n in table.notes:
-        out.print(f"  [dim]{n}[/dim]")
+        out.print(Text(f"  {n}", style="dim"))
     out.print()
 
 
 def show_paragraphs(paras: list[tuple[str, str]]) -> None:
     for title, text in paras:
-        out.print(f"[bold]{title}.[/bold] {text}\n")
+        out.print(Text.assemble((f"{title}.", "bold"), f" {text}\n"))
 
 
 @contextlib.contextmanager
@@ -72,7 +75,7 @@ def emit(doc: dict, tables: list[Table], paras: list[tuple[str, str]], fmt: str,
         if fmt == "table":
             raise UsageError("--out needs --format json, csv or md")
         results.save(out_file, text, doc)  # where that fails, the document is saved elsewhere and named
-        err.print(f"wrote {out_file}")
+        err.print(f"wrote {out_file}", markup=False)
     elif text is not None:
         try:
             sys.stdout.write(text)
@@ -509,7 +512,7 @@ def roofline(from_file, gpu, n, out_png, fmt):
         plot(rl, png_path=png, svg_path=png.with_suffix(".svg"))
     except OSError as exc:  # only a measured document is worth keeping elsewhere
         raise OutputError(results.cannot_write(exc.filename or png, exc, None if from_file or gpu else doc)) from None
-    err.print(f"wrote {png} and {png.with_suffix('.svg')}")
+    err.print(f"wrote {png} and {png.with_suffix('.svg')}", markup=False)
     emit(doc, [points_table(rl)], [], fmt, None)
 
 
@@ -611,14 +614,26 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
                      + (f"; results so far in {partial} (render with rooflab report --from {partial})"
                         if partial else "") + "; no report files were written",
                      130 if isinstance(exc, KeyboardInterrupt) else getattr(exc, "exit_code", 1))
+    earlier = results.read_manifest(out_dir)  # what an earlier report wrote here
     try:
         written = rep.write_outputs(doc, out_dir)  # results.json first, with the fallback of results.save
     except OSError as exc:
         raise OutputError(f"cannot write {exc.filename or out_dir} ({results.why(exc, exc.filename)}); "
                           f"the results are in {Path(out_dir) / 'results.json'}") from None
+    removed = results.remove_stale(out_dir, earlier, written)
+    try:
+        results.write_manifest(out_dir, written)
+    except OSError as exc:
+        err.print(f"warning: could not record the files of this report in {out_dir}/{results.MANIFEST} "
+                  f"({results.why(exc)}); a later report here will not remove them", markup=False, style="yellow")
     for w in warnings(doc):
-        err.print(f"[yellow]warning: {w}[/yellow]")
-    out.print(f"wrote {out_dir}/: {', '.join(written)}")
+        err.print(f"warning: {w}", markup=False, style="yellow")
+    out.print(f"wrote {out_dir}/: {', '.join(written)}", markup=False, soft_wrap=True)
+    if earlier:
+        again = len(set(earlier) & set(written))
+        out.print(f"replaced the earlier report in {out_dir}/ ({again} of its files written again"
+                  + (f"; removed {', '.join(removed)}: this run does not write them)" if removed else ")"),
+                  markup=False, soft_wrap=True)
     if doc["device"].get("spec_only"):
         out.print("[bold]spec-only report: nothing was measured[/bold]")
     out.print(f"done in {time.perf_counter() - t0:.1f} s")

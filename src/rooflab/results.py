@@ -23,6 +23,7 @@ from rooflab.errors import OutputError, UsageError
 
 SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).parent / "schema" / "results.schema.json"
+MANIFEST = ".rooflab-manifest.json"  # in a report folder: the files rooflab wrote there
 
 
 def new_document(command: str, device: dict | None) -> dict:
@@ -173,6 +174,48 @@ def check_writable(path: str | os.PathLike, option: str, *, folder: bool = False
     target = p if folder and p.is_dir() else next((a for a in p.parents if a.exists()), None)
     if target is not None and not os.access(target, os.W_OK | os.X_OK):
         raise UsageError(f"{option} {path}: cannot write there (no permission to write in {target})")
+
+
+# ---------------------------------------------------------------- report folders
+
+
+def read_manifest(folder: str | os.PathLike) -> list[str]:
+    """The file names an earlier report wrote into `folder` (its manifest), plain names only."""
+    try:
+        data = json.loads((Path(folder) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return []
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        return []
+    return [f for f in files if isinstance(f, str) and _plain_name(f)]
+
+
+def _plain_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..", MANIFEST) and "/" not in name and "\\" not in name \
+        and "\0" not in name
+
+
+def write_manifest(folder: str | os.PathLike, names: list[str]) -> None:
+    write_atomic(Path(folder) / MANIFEST, json.dumps({"written_by": f"rooflab {__version__}",
+                                                      "files": sorted(set(names))}, indent=2) + "\n")
+
+
+def remove_stale(folder: str | os.PathLike, earlier: list[str], now: list[str]) -> list[str]:
+    """Remove the files an earlier report wrote (per its manifest) that this one did not write
+    again. Only regular files directly in `folder`; returns the names removed."""
+    removed = []
+    keep = set(now)
+    for name in sorted(set(earlier) - keep):
+        p = Path(folder) / name
+        if not _plain_name(name) or p.is_symlink() or not p.is_file():
+            continue
+        try:
+            p.unlink()
+        except OSError:
+            continue
+        removed.append(name)
+    return removed
 
 
 def _no_constant(name: str):
