@@ -18,6 +18,9 @@ from rich.text import Text
 from rooflab import __version__
 from rooflab.errors import OutputError, RooflabError, UsageError
 from rooflab.report.table import Table
+from rooflab.rungs import LADDER
+
+RUNG_NAMES = [r.name for r in LADDER]  # the --kernels help is computed from the ladder, never typed
 
 out = Console(highlight=False, soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -258,28 +261,36 @@ out_option = click.option("--out", "out_file", type=click.Path(dir_okay=False), 
 
 # ---------------------------------------------------------------- commands
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class CommandList(click.Group):
+    """The top-level help lists every registered command with its one-line summary (its short
+    help), computed from the commands themselves: a command added later is listed too."""
+
+    ORDER = ("report", "gemm", "bandwidth", "flops", "profile", "roofline", "compare", "specs", "ridge", "info")
+
+    def list_commands(self, ctx):
+        rank = {name: i for i, name in enumerate(self.ORDER)}
+        return sorted(self.commands, key=lambda name: (rank.get(name, len(rank)), name))
+
+    def format_commands(self, ctx, formatter):
+        rows = [(f"rooflab {name}", self.commands[name].get_short_help_str(limit=1000))
+                for name in self.list_commands(ctx) if not self.commands[name].hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows, col_spacing=3)
+
+
+@click.group(cls=CommandList, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rooflab")
 def cli():
     """How close do your kernels get to the roofs of the GPU they run on?
 
-    \b
-    rooflab report      the whole lab: peaks, FMA peak, bandwidth, SGEMM ladder, ncu, roofline
-    rooflab gemm        the SGEMM ladder: naive → coalesced → tiled → cuBLAS, checked and timed
-    rooflab bandwidth   device-to-device copy bandwidth and its launch sweep
-    rooflab flops       FP32 FMA peak, and why independent accumulators matter
-    rooflab profile     Nsight Compute's DRAM% / SM% verdict per kernel
-    rooflab roofline    the roofline picture (PNG/SVG) with every kernel placed on it
-    rooflab specs       published peaks and the arithmetic behind them (no GPU needed)
-    rooflab ridge       ridge points per GPU and precision (no GPU needed)
-    rooflab info        the GPU found here and its roofs
-
     Every measurement is checked before it is timed; a kernel that fails its check
-    shows as FAILED and gets no throughput.
+    shows as FAILED and gets no throughput. Run `rooflab COMMAND --help` for one
+    command's options.
     """
 
 
-@cli.command()
+@cli.command(short_help="the GPU found here and its roofs (P1, P3)")
 @format_option
 def info(fmt):
     """The GPU found here: attributes, FP32 peak (P1) and HBM peak (P3)."""
@@ -292,11 +303,12 @@ def info(fmt):
     emit(new_doc(entry), [device_table(entry)], [], fmt, None)
 
 
-@cli.command()
+@cli.command(short_help="the SGEMM ladder (G1–G11): checked, timed, explained")
 @click.option("--n", "n", type=PositiveInt(), default=4096, show_default=True, help="Square size N (M = N = K).")
 @click.option("--m", "m", type=PositiveInt(), default=None, help="Rows of A and C (default N).")
 @click.option("--k", "k", type=PositiveInt(), default=None, help="Columns of A / rows of B (default N).")
-@click.option("--kernels", type=Kernels(), default=None, help="Comma-separated rungs: naive,coalesced,tiled16,tiled32,cublas "
+@click.option("--kernels", type=Kernels(), default=None,
+              help=f"Comma-separated rungs of the SGEMM ladder, in ladder order: {', '.join(RUNG_NAMES)} "
               "(default: all).")
 @click.option("--reps", type=PositiveInt(), default=20, show_default=True, help="Timed launches per rung.")
 @click.option("--check-n", type=PositiveInt(), default=512, show_default=True,
@@ -330,7 +342,7 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
         fail("one or more rungs FAILED their check: no throughput is reported for them", 1)
 
 
-@cli.command()
+@cli.command(short_help="copy bandwidth and its launch sweep (P3, P4)")
 @click.option("--size", type=Count(), default="256M", show_default=True,
               help="Floats per array (K/M/G binary suffixes): 256M = 1 GiB per array.")
 @click.option("--reps", type=PositiveInt(), default=50, show_default=True,
@@ -355,8 +367,8 @@ def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
     emit(doc, bandwidth_tables(doc), bandwidth_paragraphs(doc), fmt, out_file)
 
 
-@cli.command()
-@click.option("--reps", type=PositiveInt(), default=20, show_default=True)
+@cli.command(short_help="FP32 FMA peak over accumulators and occupancy (P6, P7)")
+@click.option("--reps", type=PositiveInt(), default=20, show_default=True, help="Timed launches per configuration.")
 @click.option("--target-ms", type=PositiveFloat(10_000, "a launch of at most 10 s keeps the loop count a 32-bit int"),
               default=10.0, show_default=True, help="Length of one launch.")
 @format_option
@@ -374,9 +386,10 @@ def flops(reps, target_ms, fmt, out_file):
     emit(doc, [flops_table(doc)], flops_paragraphs(doc), fmt, out_file)
 
 
-@cli.command()
+@cli.command(short_help="Nsight Compute's DRAM% / SM% verdict per kernel (P8)")
 @click.option("--gemm", "with_gemm", is_flag=True, help="Also profile every GEMM rung at --n.")
-@click.option("--n", type=PositiveInt(), default=4096, show_default=True)
+@click.option("--n", type=PositiveInt(), default=4096, show_default=True,
+              help="SGEMM size N of the rungs profiled with --gemm.")
 @click.option("--size", type=Count(), default="256M", show_default=True, help="Floats per array for the copy kernels.")
 @click.option("--raw-dir", type=click.Path(file_okay=False), default=None, help="Keep ncu's raw CSV output here.")
 @format_option
@@ -407,7 +420,7 @@ def _maybe_device() -> dict | None:
         return None
 
 
-@cli.command()
+@cli.command(short_help="published peaks and their arithmetic (P1, P2, P10)")
 @click.option("--gpu", type=GpuName(), default=None, help="One GPU from the table (e.g. h100-sxm, h200, a100-80gb, t4); "
               "default: all.")
 @click.option("--no-detect", is_flag=True, help="Do not look for a GPU here.")
@@ -442,7 +455,7 @@ def specs(gpu, no_detect, fmt, out_file):
     emit(doc, tables, [], fmt, out_file)
 
 
-@cli.command()
+@cli.command(short_help="ridge points per GPU and precision (P5)")
 @click.option("--no-detect", is_flag=True, help="Do not look for a GPU here.")
 @format_option
 @out_option
@@ -463,7 +476,7 @@ def ridge(no_detect, fmt, out_file):
     emit(doc, tables, [("Trend", trend)], fmt, out_file)
 
 
-@cli.command()
+@cli.command(short_help="the roofline picture with every kernel placed on it (P9)")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
               help="Render from a saved results.json (no GPU needed).")
 @click.option("--gpu", type=GpuName(), default=None,
@@ -516,7 +529,7 @@ def roofline(from_file, gpu, n, out_png, fmt):
     emit(doc, [points_table(rl)], [], fmt, None)
 
 
-@cli.command()
+@cli.command(short_help="two results files side by side, with ratios")
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
 @format_option
@@ -536,7 +549,7 @@ def compare(a, b, fmt):
     emit(doc, tables, [], fmt, None)
 
 
-@cli.command()
+@cli.command(short_help="the whole lab in one folder, roofline included")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="rooflab-report", show_default=True,
               help="Folder for report.md, results.json, the CSVs and roofline.png/.svg.")
 @click.option("--n", type=PositiveInt(), default=4096, show_default=True, help="SGEMM size.")
