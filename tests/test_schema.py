@@ -144,3 +144,24 @@ def test_schema_ships_as_package_data():
     conf = tomllib.loads((Path(SRC).parent / "pyproject.toml").read_text())
     assert "schema/*.json" in conf["tool"]["setuptools"]["package-data"]["rooflab"]
     assert any(d.startswith("jsonschema>=4.18") for d in conf["project"]["dependencies"])
+
+
+VALID_VARIANTS = [
+    ("a check with a field this rooflab does not know", lambda d: d["gemm"]["rungs"][0]["checks"][0].update(new=1)),
+    ("ncu without a DRAM figure", lambda d: [k.update(dram_pct=None, dram_bytes=None) for k in d["profile"]["kernels"]]),
+    ("an architecture with no FP32-core count", lambda d: d["device"].update(fp32_cores_per_sm=None)),
+    ("new sections", lambda d: d.update(memory={"x": 1}, fleet=[], bench={"rows": [{"a": 1}]})),
+]
+
+
+@pytest.mark.parametrize(("what", "change"), VALID_VARIANTS, ids=[w for w, _ in VALID_VARIANTS])
+def test_what_the_schema_accepts_renders(what, change, recorded, tmp_path):
+    """Permissive must not mean fragile: a document the schema accepts renders every table."""
+    from rooflab.report import document  # noqa: PLC0415
+
+    doc = copy.deepcopy(recorded)
+    change(doc)
+    doc = results.load(_write(tmp_path, doc))
+    rl = document.roofline_for(doc)
+    files = document.files(doc, rl)
+    assert "report.md" in files and "gemm.csv" in files

@@ -15,7 +15,7 @@ def _norm(rec: dict) -> float | None:
 def _dram_gb(doc: dict, kernel: str) -> tuple[float, float, float] | None:
     """(DRAM GB, DRAM %, SM %) that Nsight Compute measured for a rung, if profiled."""
     for k in (doc.get("profile") or {}).get("kernels", []):
-        if k["label"] == kernel:
+        if k["label"] == kernel and None not in (k.get("dram_bytes"), k.get("dram_pct"), k.get("sm_pct")):
             return k["dram_bytes"] / 1e9, k["dram_pct"], k["sm_pct"]
     return None
 
