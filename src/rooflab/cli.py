@@ -1,4 +1,11 @@
-"""The rooflab command line. The only module that prints or exits."""
+"""The rooflab command line. The only module that prints or exits.
+
+Exit codes: 0 done, 1 a failure that is not the user's input (a kernel, a write), 2 bad
+input (every option is checked before a GPU is looked for), 3 no GPU, 4 a missing tool,
+130 interrupted. A failing command's last line on stderr is its only error line,
+`rooflab: error: …`; only warnings (`warning: …`) and, where stderr is not a terminal,
+progress lines (`… step`) come before it (tests/test_cli_properties.py holds it to that).
+"""
 
 from __future__ import annotations
 
