@@ -35,7 +35,7 @@ def rooflab(*args, cwd=None, umask: int | None = None, tmpdir: Path | None = Non
     if tmpdir is not None:
         env["TMPDIR"] = str(tmpdir)
     pre = (lambda: os.umask(umask)) if umask is not None else None
-    return subprocess.run([sys.executable, "-m", "rooflab", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "rooflab", *args], capture_output=True, text=True, env=env, check=False,
                           cwd=cwd, timeout=120, preexec_fn=pre)
 
 

@@ -119,7 +119,7 @@ def fallback_folders() -> list[Path]:
 def save_fallback(doc: dict) -> tuple[Path | None, str]:
     """Write `doc` to rooflab-results-<UTC time>.json in the first fallback folder that takes it.
     Returns (path, "") or (None, the last reason)."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
     text = dumps(doc)
     reason = "no folder to write to"
     for folder in fallback_folders():
