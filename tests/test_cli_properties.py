@@ -226,9 +226,21 @@ def test_generated_command_lines(cli_env, capsys, data):
         tmp = Path(d)
         (tmp / "file.txt").write_text("a regular file\n")
         os.chdir(tmp)
+        cli_env.setenv("TMPDIR", d)  # where a write that fails saves the results
         words = data.draw(argv(tmp), label="argv")
         code, out, err = run_cli(cli_env, capsys, words)
         check_contract(words, code, out, err)
+
+
+@pytest.mark.parametrize("words", [
+    ["bandwidth", "--bogus"],  # found before item 6: click's four usage lines
+    ["report", "--out", "/proc/forbidden"],  # found in CI: the no-GPU notice was not a warning line
+])
+def test_examples_found_by_the_properties(cli_env, capsys, words, tmp_path):
+    os.chdir(tmp_path)
+    cli_env.setenv("TMPDIR", str(tmp_path))
+    code, out, err = run_cli(cli_env, capsys, words)
+    check_contract(words, code, out, err)
 
 
 @settings(SETTINGS, max_examples=60)
@@ -239,6 +251,7 @@ def test_malformed_results_documents(cli_env, capsys, muts, how, fmt):
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         os.chdir(tmp)
+        cli_env.setenv("TMPDIR", d)
         bad = tmp / "bad.json"
         bad.write_text(json.dumps(doc, allow_nan=False) if _finite(doc) else json.dumps(doc))
         words = {"report": ["report", "--from", str(bad), "--out", str(tmp / "r")],

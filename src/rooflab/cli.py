@@ -616,7 +616,7 @@ def report(out_dir, n, quick, no_profile, gpu, from_file):
                 except NoGPUError as exc:
                     if gpu:
                         raise
-                    err.print(f"no GPU here ({exc}); writing the spec-only report for the H100 SXM "
+                    err.print(f"warning: no GPU here ({exc}); writing the spec-only report for the H100 SXM "
                               "(choose another with --gpu)", markup=False, style="yellow")
                     cfg.gpu = "h100-sxm"
                     doc.clear()
