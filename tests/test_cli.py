@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -67,48 +68,110 @@ BAD_INPUT = [
     (["gemm", "--check-n", "0"], "positive integer"),
     (["gemm", "--kernels", "bogus"], "bogus"),
     (["gemm", "--kernels", "naive,tiled64"], "tiled64"),
+    (["gemm", "--kernels", ","], "--kernels"),
+    (["gemm", "--kernels", ""], "--kernels"),
+    (["gemm", "--n", "2147483648"], "2147483647"),
+    (["gemm", "--m", "99999999999999999999"], "2147483647"),
+    (["gemm", "--n", "1e3"], "--n"),
     (["gemm", "--reps", "0"], "--reps"),
+    (["gemm", "--seed", "-1"], "--seed"),
     (["gemm", "--out", "r.json"], "--out"),
     (["bandwidth", "--size", "abc"], "abc"),
     (["bandwidth", "--size", "100"], "--size"),
+    (["bandwidth", "--size", "inf"], "inf"),
+    (["bandwidth", "--size", "1e400"], "1e400"),
+    (["bandwidth", "--size", "nan"], "nan"),
+    (["bandwidth", "--size", "-256M"], "-256M"),
+    (["bandwidth", "--size", "0"], "--size"),
+    (["bandwidth", "--size", "1e30"], "--size"),
     (["bandwidth", "--reps", "10"], "--reps"),
+    (["bandwidth", "--rounds", "-5"], "--rounds"),
+    (["bandwidth", "--rounds", "0"], "--rounds"),
     (["bandwidth", "--blocks", "100"], "block sizes"),
     (["bandwidth", "--blocks", "128,x"], "--blocks"),
+    (["bandwidth", "--blocks", ","], "--blocks"),
     (["flops", "--reps", "0"], "--reps"),
+    (["flops", "--target-ms", "0"], "--target-ms"),
+    (["flops", "--target-ms", "-5"], "--target-ms"),
+    (["flops", "--target-ms", "nan"], "--target-ms"),
+    (["flops", "--target-ms", "inf"], "--target-ms"),
+    (["flops", "--target-ms", "1e9"], "--target-ms"),
     (["flops", "--out", "f.csv"], "--out"),
     (["profile", "--size", "abc"], "abc"),
     (["roofline", "--out", "x.txt"], "x.txt"),  # measuring would come first without --from/--gpu
     (["roofline", "--out", "roofline"], ".png, .svg or .pdf"),
+    (["profile", "--size", "inf"], "inf"),
+    (["profile", "--n", "0"], "--n"),
+    (["profile", "--n", "-3"], "--n"),
+    (["roofline", "--n", "0"], "--n"),
+    (["report", "--n", "0"], "--n"),
+    (["report", "--gpu", "voodoo5"], "voodoo5"),
+    (["specs", "--gpu", "voodoo5"], "voodoo5"),
+    (["specs", "--out", "s.md"], "--out"),
+    (["ridge", "--out", "r.md"], "--out"),
+    (["gemm", "--out", "somefile.txt/sub.json", "--format", "json"], "somefile.txt"),
+    (["report", "--out", "somefile.txt/sub"], "somefile.txt"),
+    (["profile", "--raw-dir", "somefile.txt/raw"], "somefile.txt"),
 ]
 
 
 @pytest.mark.parametrize(("args", "mention"), BAD_INPUT, ids=[" ".join(a) for a, _ in BAD_INPUT])
 def test_bad_input_is_one_line_and_exit_2(args, mention, tmp_path):
+    (tmp_path / "somefile.txt").write_text("a file, not a folder\n")
     proc = run(*args, cwd=tmp_path)
     line = one_error_line(proc)
     assert proc.returncode == UsageError.exit_code == 2, line  # 3 would mean the GPU was looked for first
     assert mention in line
-    assert not list(tmp_path.iterdir())  # nothing written
+    assert [f.name for f in tmp_path.iterdir()] == ["somefile.txt"]  # nothing written
 
 
 @pytest.mark.parametrize(("args", "mention"), BAD_INPUT, ids=[" ".join(a) for a, _ in BAD_INPUT])
-def test_bad_input_rejected_before_device_detection(args, mention, monkeypatch):
-    def detect_device():
+def test_bad_input_rejected_before_device_detection(args, mention, monkeypatch, capsys, tmp_path):
+    """In-process, with every way to the GPU replaced by an assertion: bad input must stop first."""
+    import rooflab.cuda.device  # noqa: PLC0415
+    import rooflab.cuda.gpu  # noqa: PLC0415
+
+    def reached(*_a, **_k):
         raise AssertionError("device detection reached with bad input")
 
-    monkeypatch.setattr(cli_mod, "detect_device", detect_device)
-    result = CliRunner().invoke(cli, args)
-    assert isinstance(result.exception, UsageError), (result.exception, result.output)
-    assert mention in str(result.exception)
+    monkeypatch.setattr(cli_mod, "detect_device", reached)
+    monkeypatch.setattr(rooflab.cuda.device, "detect", reached)
+    monkeypatch.setattr(rooflab.cuda.gpu, "cupy", reached)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "somefile.txt").write_text("a file\n")
+    monkeypatch.setattr(sys, "argv", ["rooflab", *args])
+    with pytest.raises(SystemExit) as exc:
+        cli_mod.main()
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    assert mention in err and err.count("\n") == 1 and err.startswith("rooflab: error: ")
 
 
-@pytest.mark.parametrize("args", [["gemm", "--n", "abc"], ["gemm", "--bogus-option"], ["bogus-command"],
-                                  ["gemm", "--format", "xml"]], ids=" ".join)
-def test_click_usage_errors_exit_2_without_traceback(args):
+USAGE_ERRORS = [
+    (["gemm", "--n", "abc"], "gemm", "'abc'"),
+    (["gemm", "--bogus-option"], "gemm", "--bogus-option"),
+    (["bogus-command"], None, "bogus-command"),
+    (["gemm", "--format", "xml"], "gemm", "xml"),
+    (["gemm", "--n"], "gemm", "--n"),
+    (["compare", "a.json"], "compare", "B"),
+    (["report", "extra-argument"], "report", "extra-argument"),
+]
+
+
+@pytest.mark.parametrize(("args", "command", "mention"), USAGE_ERRORS, ids=[" ".join(a) for a, _, _ in USAGE_ERRORS])
+def test_click_usage_errors_are_one_line_exit_2(args, command, mention):
     proc = run(*args)
+    line = one_error_line(proc)
     assert proc.returncode == 2
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert "Error:" in proc.stderr
+    assert mention in line
+    assert line.endswith(f"(see rooflab {command} --help)" if command else "(see rooflab --help)"), line
+    assert "Usage:" not in proc.stderr and "Try " not in proc.stderr
+
+
+def test_no_arguments_prints_help():
+    proc = run()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Usage: rooflab") and "report" in proc.stdout
 
 
 # ---------------------------------------------------------------- main() in-process
@@ -156,6 +219,38 @@ def test_top_level_help_lists_commands():
         assert name in result.output
     assert "FAILED" in result.output  # the promise about failed checks is stated up front
     assert CliRunner().invoke(cli, ["-h"]).output == result.output
+
+
+def test_top_level_help_lists_every_registered_command_with_its_summary():
+    """The summary is computed from the commands, so a command added later is listed too."""
+    result = CliRunner().invoke(cli, ["--help"], terminal_width=100)
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    for name, cmd in cli.commands.items():
+        line = next((ln for ln in lines if ln.split()[:2] == ["rooflab", name]), None)
+        assert line is not None, f"rooflab {name} is missing from the top-level help"
+        summary = cmd.get_short_help_str(limit=1000)
+        assert summary and " ".join(line.split()[2:]) == summary, (name, line)
+        assert not summary.endswith("..."), name
+    assert "rooflab compare" in result.output
+
+
+def test_gemm_kernels_help_lists_the_ladder():
+    from rooflab.rungs import LADDER  # noqa: PLC0415
+
+    opt = next(p for p in cli.commands["gemm"].params if p.name == "kernels")
+    names = [r.name for r in LADDER]
+    assert "regtile" in names
+    assert "{ladder}" in opt.help  # filled in from the ladder when help is shown, never typed
+    result = CliRunner().invoke(cli, ["gemm", "--help"], terminal_width=200)
+    assert ", ".join(names) in " ".join(result.output.split())
+
+
+def test_every_option_of_every_command_has_help():
+    """Including options and commands added after this test was written."""
+    missing = [f"{name} {p.opts[0]}" for name, cmd in cli.commands.items() for p in cmd.params
+               if isinstance(p, click.Option) and not (p.help and p.help.strip())]
+    assert not missing, f"options without help text: {missing}"
 
 
 HELP = {

@@ -403,4 +403,15 @@ def test_load_rejects_newer_schema(recorded, tmp_path):
 
 
 def test_usage_error_exit_code():
-    assert UsageError("x").exit_code == 2
+    """A real usage error, through the real entry point: exit 2 and one line (not a class constant)."""
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"), "CUDA_VISIBLE_DEVICES": ""}
+    for args in (["gemm", "--reps", "zero"], ["report", "--from", str(DATA / "missing.json")]):
+        p = subprocess.run([sys.executable, "-m", "rooflab", *args], capture_output=True, text=True, env=env, check=False,
+                           timeout=60)
+        assert p.returncode == 2, p.stderr
+        assert p.stdout == ""
+        assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("rooflab: error: "), p.stderr

@@ -35,7 +35,7 @@ def test_report_from_saved_h200_results(tmp_path, saved):
     names = {f.name for f in out.iterdir()}
     assert {"report.md", "results.json", "roofline.png", "roofline.svg", "gemm.csv", "bandwidth.csv",
             "flops.csv", "profile.csv", "roofline.csv", "specs.csv", "telemetry.csv"} <= names
-    assert not any(n.startswith(".") for n in names), "temporary files left behind"
+    assert not any(n.startswith(".") and n != results.MANIFEST for n in names), "temporary files left behind"
     md = (out / "report.md").read_text()
     for heading in ("SGEMM ladder (G1–G11)", "FP32 FMA peak (P6, P7)", "Copy bandwidth (P3, P4, P7)",
                     "Nsight Compute (P8)", "Roofline (P9)", "Ridge points (P5)", "Seed deliverables", "Telemetry"):
@@ -232,11 +232,34 @@ def test_write_outputs_is_atomic(tmp_path, monkeypatch):
 
 
 def test_compare_two_runs(tmp_path):
-    big = DATA / "h200_bandwidth_4gib.json"
-    p = rooflab("compare", str(H200), str(big), "--format", "md")
+    """B's rung times are known multiples of A's: the table's ratio cells must be exactly those."""
+    a = results.load(H200)
+    b = json.loads(json.dumps(a))
+    factors = {"naive": 2.0, "coalesced": 0.5, "tiled16": 4.0, "tiled32": 1.25, "cublas": 0.8}
+    for rec in b["gemm"]["rungs"]:
+        rec["timing"]["median_ms"] *= factors[rec["kernel"]]
+    b["bandwidth"]["memcpy"] = [{**r, "gbs": r["gbs"] * 1.5} for r in b["bandwidth"]["memcpy"]]
+    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
+    pa.write_text(json.dumps(a))
+    pb.write_text(json.dumps(b))
+    p = rooflab("compare", str(pa), str(pb), "--format", "json")
     assert p.returncode == 0, p.stderr
-    assert "GEMM rungs, A vs B" in p.stdout and "Ceilings, A vs B" in p.stdout
-    assert "cudaMemcpy D2D" in p.stdout and "best copy kernel" in p.stdout
+    gemm, ceilings = json.loads(p.stdout)["tables"]
+    assert gemm["title"] == "GEMM rungs, A vs B" and ceilings["title"] == "Ceilings, A vs B"
+    assert gemm["columns"][-1].startswith("speedup of B")
+    cells = {row[0]: row for row in gemm["rows"]}
+    assert set(cells) == set(factors)
+    for kernel, f in factors.items():
+        ma = next(r for r in a["gemm"]["rungs"] if r["kernel"] == kernel)["timing"]["median_ms"]
+        assert cells[kernel][2] == f"{ma:.3f}"
+        assert cells[kernel][3] == f"{ma * f:.3f}"
+        assert cells[kernel][-1] == f"{1 / f:.2f}×", (kernel, cells[kernel])
+    ceil = {row[0]: row for row in ceilings["rows"]}
+    assert ceil["cudaMemcpy D2D"][-1] == "1.500×"
+    assert ceil["FP32 peak (P1)"][-1] == "1.000×"
+    assert ceil["best copy kernel"][-1] == "1.000×"
+    md = rooflab("compare", str(pa), str(pb), "--format", "md")
+    assert md.returncode == 0 and "| naive | 4096 / 4096 |" in md.stdout and "| 0.50× |" in md.stdout
 
 
 def test_compare_ratios():

@@ -1,22 +1,39 @@
-"""The rooflab command line. The only module that prints or exits."""
+"""The rooflab command line. The only module that prints or exits.
+
+Exit codes: 0 done, 1 a failure that is not the user's input (a kernel, a write), 2 bad
+input (every option is checked before a GPU is looked for), 3 no GPU, 4 a missing tool,
+130 interrupted. A failing command's last line on stderr is its only error line,
+`rooflab: error: …`; only warnings (`warning: …`) and, where stderr is not a terminal,
+progress lines (`… step`) come before it (tests/test_cli_properties.py holds it to that).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
+import os
+import re
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from rooflab import __version__
-from rooflab.errors import RooflabError, UsageError
+from rooflab.errors import OutputError, RooflabError, UsageError
 from rooflab.report.table import Table
+from rooflab.rungs import LADDER
+
+RUNG_NAMES = [r.name for r in LADDER]  # the --kernels help is computed from the ladder, never typed
 
 out = Console(highlight=False, soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 FORMATS = ["table", "json", "csv", "md"]
+# click >= 8.2 raises this for a bare `rooflab`; older versions print the help themselves
+NoArgsIsHelp = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 # ---------------------------------------------------------------- helpers
@@ -26,13 +43,13 @@ def show(table: Table) -> None:
 
     out.print(to_rich(table))
     for n in table.notes:
-        out.print(f"  [dim]{n}[/dim]")
+        out.print(Text(f"  {n}", style="dim"))
     out.print()
 
 
 def show_paragraphs(paras: list[tuple[str, str]]) -> None:
     for title, text in paras:
-        out.print(f"[bold]{title}.[/bold] {text}\n")
+        out.print(Text.assemble((f"{title}.", "bold"), f" {text}\n"))
 
 
 @contextlib.contextmanager
@@ -61,20 +78,18 @@ def emit(doc: dict, tables: list[Table], paras: list[tuple[str, str]], fmt: str,
     if out_file:
         if fmt == "table":
             raise UsageError("--out needs --format json, csv or md")
-        results.write_atomic(out_file, text)
-        err.print(f"wrote {out_file}")
+        results.save(out_file, text, doc)  # where that fails, the document is saved elsewhere and named
+        err.print(f"wrote {out_file}", markup=False)
     elif text is not None:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as exc:  # a closed pipe or a full disk: the measurement is not lost either
+            raise OutputError(results.cannot_write("standard output", exc, doc)) from None
     else:
         for t in tables:
             show(t)
         show_paragraphs(paras)
-
-
-def check_out(fmt: str, out_file: str | None) -> None:
-    """Reject --out with --format table before anything runs (emit would refuse it after)."""
-    if out_file and fmt == "table":
-        raise UsageError("--out needs --format json, csv or md")
 
 
 def detect_device():
@@ -102,14 +117,140 @@ def new_doc(dev_entry: dict | None) -> dict:
     return results.new_document(results.command_line(), dev_entry)
 
 
-def parse_count(text: str) -> int:
-    """'256M' -> 268435456 (binary suffixes K, M, G), or a plain integer."""
-    t = text.strip().upper()
+INT_MAX = 2**31 - 1  # the kernels take their sizes as C int
+MAX_FLOATS = 2**38  # floats per array: 1 TiB, beyond any GPU (and the largest copy grid stays a valid launch)
+
+
+def parse_count(text: str, limit: int = MAX_FLOATS) -> int:
+    """'256M' -> 268435456 (binary suffixes K, M, G), or a plain integer. Zero, negative,
+    fractional, non-finite and absurdly large counts are refused."""
+    t = str(text).strip().upper()
     mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(t[-1:], 1)
+    hint = "(use e.g. 1048576, 256M or 1G)"
     try:
-        return int(float(t[:-1] if mult > 1 else t) * mult)
+        value = float(t[:-1] if mult > 1 else t) * mult
     except ValueError:
-        raise UsageError(f"not a count: {text!r} (use e.g. 1048576, 256M or 1G)") from None
+        raise UsageError(f"not a count: {text!r} {hint}") from None
+    if not math.isfinite(value) or value != int(value) or value < 1:
+        raise UsageError(f"not a count: {text!r}: a count is a whole number of at least 1 {hint}")
+    if value > limit:
+        raise UsageError(f"count {text!r} is too large (at most {limit:,})")
+    return int(value)
+
+
+class PositiveInt(click.ParamType):
+    """A whole number from 1 (or `low`) to `high`; plain decimal digits only."""
+
+    name = "integer"
+
+    def __init__(self, high: int = INT_MAX, low: int = 1, why: str = "the kernels take 32-bit int sizes"):
+        self.high, self.low, self.why = high, low, why
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            n = value
+        else:
+            text = str(value).strip()
+            if not re.fullmatch(r"[+-]?[0-9]+", text):
+                self.fail(f"{value!r} is not a whole number", param, ctx)
+            n = int(text)
+        if n < self.low:
+            self.fail(f"{n} is not a positive integer" if self.low == 1 else f"{n} is below {self.low}", param, ctx)
+        if n > self.high:
+            self.fail(f"{n} is too large (at most {self.high}: {self.why})", param, ctx)
+        return n
+
+
+class PositiveFloat(click.ParamType):
+    """A finite number above 0 and at most `high`."""
+
+    name = "number"
+
+    def __init__(self, high: float, why: str):
+        self.high, self.why = high, why
+
+    def convert(self, value, param, ctx):
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x) or x <= 0:
+            self.fail(f"{value!r} is not a positive number", param, ctx)
+        if x > self.high:
+            self.fail(f"{value!r} is too large (at most {self.high:g}: {self.why})", param, ctx)
+        return x
+
+
+class Count(click.ParamType):
+    """A count of floats with K/M/G suffixes (parse_count)."""
+
+    name = "count"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        try:
+            return parse_count(value)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class IntList(click.ParamType):
+    """Comma-separated whole numbers, e.g. 128,256."""
+
+    name = "list"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        words = [w.strip() for w in str(value).split(",")]
+        if not all(re.fullmatch(r"[0-9]+", w) for w in words):
+            self.fail(f"must be comma-separated whole numbers, got {value!r}", param, ctx)
+        return tuple(int(w) for w in words)
+
+
+class Kernels(click.ParamType):
+    """Comma-separated rung names from the ladder; repeats are dropped, order kept."""
+
+    name = "list"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, list):
+            return value
+        from rooflab import rungs  # noqa: PLC0415
+
+        known = rungs.names()
+        names = list(dict.fromkeys(w.strip() for w in str(value).split(",") if w.strip()))
+        if not names:
+            self.fail(f"names no rung ({value!r}); choose from {', '.join(known)}", param, ctx)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            self.fail(f"unknown kernel(s) {', '.join(unknown)}; choose from {', '.join(known)}", param, ctx)
+        return names
+
+
+class GpuName(click.ParamType):
+    """A GPU of the spec table (find_spec): a bad name fails before anything runs."""
+
+    name = "gpu"
+
+    def convert(self, value, param, ctx):
+        from rooflab.model.specs import find_spec  # noqa: PLC0415
+
+        try:
+            return find_spec(str(value)).key
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def check_out(fmt: str, out_file: str | None) -> None:
+    """Reject --out with --format table, and an --out path that can never be written, before anything runs."""
+    if out_file and fmt == "table":
+        raise UsageError("--out needs --format json, csv or md")
+    if out_file:
+        from rooflab import results  # noqa: PLC0415
+
+        results.check_writable(out_file, "--out")
 
 
 class LadderOption(click.Option):
@@ -148,28 +289,36 @@ out_option = click.option("--out", "out_file", type=click.Path(dir_okay=False), 
 
 # ---------------------------------------------------------------- commands
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class CommandList(click.Group):
+    """The top-level help lists every registered command with its one-line summary (its short
+    help), computed from the commands themselves: a command added later is listed too."""
+
+    ORDER = ("report", "gemm", "bandwidth", "flops", "profile", "roofline", "compare", "specs", "ridge", "info")
+
+    def list_commands(self, ctx):
+        rank = {name: i for i, name in enumerate(self.ORDER)}
+        return sorted(self.commands, key=lambda name: (rank.get(name, len(rank)), name))
+
+    def format_commands(self, ctx, formatter):
+        rows = [(f"rooflab {name}", self.commands[name].get_short_help_str(limit=1000))
+                for name in self.list_commands(ctx) if not self.commands[name].hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows, col_spacing=3)
+
+
+@click.group(cls=CommandList, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="rooflab")
 def cli():
     """How close do your kernels get to the roofs of the GPU they run on?
 
-    \b
-    rooflab report      the whole lab: peaks, FMA peak, bandwidth, SGEMM ladder, ncu, roofline
-    rooflab gemm        the SGEMM ladder: naive → coalesced → tiled → cuBLAS, checked and timed
-    rooflab bandwidth   device-to-device copy bandwidth and its launch sweep
-    rooflab flops       FP32 FMA peak, and why independent accumulators matter
-    rooflab profile     Nsight Compute's DRAM% / SM% verdict per kernel
-    rooflab roofline    the roofline picture (PNG/SVG) with every kernel placed on it
-    rooflab specs       published peaks and the arithmetic behind them (no GPU needed)
-    rooflab ridge       ridge points per GPU and precision (no GPU needed)
-    rooflab info        the GPU found here and its roofs
-
     Every measurement is checked before it is timed; a kernel that fails its check
-    shows as FAILED and gets no throughput.
+    shows as FAILED and gets no throughput. Run `rooflab COMMAND --help` for one
+    command's options.
     """
 
 
-@cli.command()
+@cli.command(short_help="the GPU found here and its roofs (P1, P3)")
 @format_option
 def info(fmt):
     """The GPU found here: attributes, FP32 peak (P1) and HBM peak (P3)."""
@@ -182,17 +331,19 @@ def info(fmt):
     emit(new_doc(entry), [device_table(entry)], [], fmt, None)
 
 
-@cli.command()
-@click.option("--n", "n", type=int, default=4096, show_default=True, help="Square size N (M = N = K).")
-@click.option("--m", "m", type=int, default=None, help="Rows of A and C (default N).")
-@click.option("--k", "k", type=int, default=None, help="Columns of A / rows of B (default N).")
-@click.option("--kernels", default=None, cls=LadderOption,
-              help="Comma-separated rungs, any subset in any order: {ladder} (default: all, in that order).")
-@click.option("--reps", type=int, default=20, show_default=True, help="Timed launches per rung.")
-@click.option("--check-n", type=int, default=512, show_default=True,
+@cli.command(short_help="the SGEMM ladder (G1–G11): checked, timed, explained")
+@click.option("--n", "n", type=PositiveInt(), default=4096, show_default=True, help="Square size N (M = N = K).")
+@click.option("--m", "m", type=PositiveInt(), default=None, help="Rows of A and C (default N).")
+@click.option("--k", "k", type=PositiveInt(), default=None, help="Columns of A / rows of B (default N).")
+@click.option("--kernels", type=Kernels(), default=None, cls=LadderOption,
+              help="Comma-separated rungs of the SGEMM ladder, any subset in any order: {ladder} "
+                   "(default: all, in ladder order).")
+@click.option("--reps", type=PositiveInt(), default=20, show_default=True, help="Timed launches per rung.")
+@click.option("--check-n", type=PositiveInt(), default=512, show_default=True,
               help="Size of the check against a CPU float64 reference.")
 @click.option("--flush-l2/--no-flush-l2", default=False, show_default=True, help="Flush the L2 before every rep.")
-@click.option("--seed", type=int, default=None, help="Random seed (default: fresh each run).")
+@click.option("--seed", type=PositiveInt(high=2**32 - 2, low=0, why="seeds are 32-bit"), default=None,
+              help="Random seed (default: fresh each run).")
 @format_option
 @out_option
 def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
@@ -209,23 +360,25 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
     cfg = gemm_mod.GemmConfig(m=n if m is None else m, n=n, k=n if k is None else k, reps=reps, check_n=check_n,
                               flush_l2=flush_l2, seed=seed)
     if kernels:
-        cfg.kernels = [x.strip() for x in kernels.split(",") if x.strip()]
+        cfg.kernels = kernels
     cfg.validate()
     check_out(fmt, out_file)
     doc = measure("SGEMM ladder", gemm=lambda dev, say: gemm_mod.run(cfg, dev, say))
     tables = [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
     emit(doc, tables, render_gemm.paragraphs(doc), fmt, out_file)
     if any(not r["passed"] and not r.get("skipped") for r in doc["gemm"]["rungs"]):
-        err.print("[red]one or more rungs FAILED their check: no throughput is reported for them[/red]")
-        sys.exit(1)
+        fail("one or more rungs FAILED their check: no throughput is reported for them", 1)
 
 
-@cli.command()
-@click.option("--size", default="256M", show_default=True,
+@cli.command(short_help="copy bandwidth and its launch sweep (P3, P4)")
+@click.option("--size", type=Count(), default="256M", show_default=True,
               help="Floats per array (K/M/G binary suffixes): 256M = 1 GiB per array.")
-@click.option("--reps", type=int, default=50, show_default=True, help="Timed launches per configuration (≥ 50).")
-@click.option("--rounds", type=int, default=2, show_default=True, help="Interleaved repeats of the whole sweep.")
-@click.option("--blocks", default="128,256,512,1024", show_default=True, help="Block sizes to sweep.")
+@click.option("--reps", type=PositiveInt(), default=50, show_default=True,
+              help="Timed launches per configuration (≥ 50).")
+@click.option("--rounds", type=PositiveInt(), default=2, show_default=True,
+              help="Interleaved repeats of the whole sweep.")
+@click.option("--blocks", type=IntList(), default="128,256,512,1024", show_default=True,
+              help="Block sizes to sweep (multiples of 32, at most 1024).")
 @click.option("--no-sweep", is_flag=True, help="Only the seed's copy and the float4 copy.")
 @format_option
 @out_option
@@ -235,21 +388,17 @@ def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
     from rooflab.report.ceilings import bandwidth_tables  # noqa: PLC0415
     from rooflab.report.explain_ceilings import bandwidth_paragraphs  # noqa: PLC0415
 
-    try:
-        block_list = tuple(int(b) for b in blocks.split(","))
-    except ValueError:
-        raise UsageError(f"--blocks must be comma-separated integers, got {blocks!r}") from None
-    cfg = bw.BandwidthConfig(n=parse_count(size), reps=reps, rounds=max(1, rounds), blocks=block_list,
-                             sweep=not no_sweep)
+    cfg = bw.BandwidthConfig(n=size, reps=reps, rounds=rounds, blocks=blocks, sweep=not no_sweep)
     cfg.validate()
     check_out(fmt, out_file)
     doc = measure("copy bandwidth", bandwidth=lambda dev, say: bw.run(cfg, dev, say))
     emit(doc, bandwidth_tables(doc), bandwidth_paragraphs(doc), fmt, out_file)
 
 
-@cli.command()
-@click.option("--reps", type=int, default=20, show_default=True)
-@click.option("--target-ms", type=float, default=10.0, show_default=True, help="Length of one launch.")
+@cli.command(short_help="FP32 FMA peak over accumulators and occupancy (P6, P7)")
+@click.option("--reps", type=PositiveInt(), default=20, show_default=True, help="Timed launches per configuration.")
+@click.option("--target-ms", type=PositiveFloat(10_000, "a launch of at most 10 s keeps the loop count a 32-bit int"),
+              default=10.0, show_default=True, help="Length of one launch.")
 @format_option
 @out_option
 def flops(reps, target_ms, fmt, out_file):
@@ -265,10 +414,11 @@ def flops(reps, target_ms, fmt, out_file):
     emit(doc, [flops_table(doc)], flops_paragraphs(doc), fmt, out_file)
 
 
-@cli.command()
+@cli.command(short_help="Nsight Compute's DRAM% / SM% verdict per kernel (P8)")
 @click.option("--gemm", "with_gemm", is_flag=True, help="Also profile every GEMM rung at --n.")
-@click.option("--n", type=int, default=4096, show_default=True)
-@click.option("--size", default="256M", show_default=True, help="Floats per array for the copy kernels.")
+@click.option("--n", type=PositiveInt(), default=4096, show_default=True,
+              help="SGEMM size N of the rungs profiled with --gemm.")
+@click.option("--size", type=Count(), default="256M", show_default=True, help="Floats per array for the copy kernels.")
 @click.option("--raw-dir", type=click.Path(file_okay=False), default=None, help="Keep ncu's raw CSV output here.")
 @format_option
 @out_option
@@ -277,9 +427,12 @@ def profile(with_gemm, n, size, raw_dir, fmt, out_file):
     from rooflab.measure import profiling  # noqa: PLC0415
     from rooflab.report.ceilings import profile_table  # noqa: PLC0415
 
-    floats = parse_count(size)
     check_out(fmt, out_file)
-    doc = measure("ncu", profile=lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=floats,
+    if raw_dir:
+        from rooflab import results  # noqa: PLC0415
+
+        results.check_writable(raw_dir, "--raw-dir", folder=True)
+    doc = measure("ncu", profile=lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=size,
                                                                 progress=say, raw_dir=raw_dir))
     emit(doc, [profile_table(doc)], [], fmt, out_file)
 
@@ -303,7 +456,7 @@ def parse_target(target: str, kernel: str | None, *, block: str, grid: str | Non
                     import_path=target)
 
 
-@cli.command()
+@cli.command(short_help="your own kernel (a .cu file or a Python callable) checked, timed, placed")
 @click.argument("target")
 @click.option("--kernel", default=None, help="The kernel's name in the .cu file (extern \"C\" or a template instance).")
 @click.option("--op", type=click.Choice(["gemm", "stream", "custom"]), default="gemm", show_default=True,
@@ -388,7 +541,7 @@ def bench(target, kernel, op, op_module, n, m, k, block, grid, options, shared_m
 
 
 
-@cli.command()
+@cli.command(short_help="search the tunable rungs' launch configurations, cache the winner (G12)")
 @click.option("--n", type=click.IntRange(min=1), default=4096, show_default=True, help="Size the search times at.")
 @click.option("--kernels", default=None, cls=LadderOption,
               help="Tunable rungs to search (default: every rung with variants, from {ladder}).")
@@ -430,7 +583,7 @@ def _mib_list(text: str) -> tuple[int, ...]:
     return tuple(round(v * 2**20) for v in vals)
 
 
-@cli.command()
+@cli.command(short_help="L2 and shared-memory bandwidth, FP64 and FP16 peaks: every memory level")
 @click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Interleaved repeats of every configuration.")
 @click.option("--reps", type=click.IntRange(min=1), default=10, show_default=True, help="Timed launches per configuration and round.")
 @click.option("--launch-ms", type=click.FloatRange(min=0, min_open=True, max=1e4), default=2.0, show_default=True,
@@ -472,8 +625,8 @@ def _maybe_device() -> dict | None:
         return None
 
 
-@cli.command()
-@click.option("--gpu", default=None, help="One GPU from the table (e.g. h100-sxm, h200, a100-80gb, t4); "
+@cli.command(short_help="published peaks and their arithmetic (P1, P2, P10)")
+@click.option("--gpu", type=GpuName(), default=None, help="One GPU from the table (e.g. h100-sxm, h200, a100-80gb, t4); "
               "default: all.")
 @click.option("--no-detect", is_flag=True, help="Do not look for a GPU here.")
 @format_option
@@ -494,6 +647,7 @@ def specs(gpu, no_detect, fmt, out_file):
         tensor_table,
     )
 
+    check_out(fmt, out_file)
     chosen = specs_for(gpu)
     tables = [specs_table(chosen), tensor_table(chosen)]
     entry = None if no_detect else _maybe_device()
@@ -506,7 +660,7 @@ def specs(gpu, no_detect, fmt, out_file):
     emit(doc, tables, [], fmt, out_file)
 
 
-@cli.command()
+@cli.command(short_help="ridge points per GPU and precision (P5)")
 @click.option("--no-detect", is_flag=True, help="Do not look for a GPU here.")
 @format_option
 @out_option
@@ -519,6 +673,7 @@ def ridge(no_detect, fmt, out_file):
     """
     from rooflab.report.specs import ridge_tables  # noqa: PLC0415
 
+    check_out(fmt, out_file)
     entry = None if no_detect else _maybe_device()
     tables, trend = ridge_tables(entry)
     doc = new_doc(entry)
@@ -526,11 +681,12 @@ def ridge(no_detect, fmt, out_file):
     emit(doc, tables, [("Trend", trend)], fmt, out_file)
 
 
-@cli.command()
+@cli.command(short_help="the roofline picture with every kernel placed on it (P9)")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
               help="Render from a saved results.json (no GPU needed).")
-@click.option("--gpu", default=None, help="Theoretical roofline of a GPU from the spec table (no GPU needed).")
-@click.option("--n", type=int, default=4096, show_default=True, help="GEMM size when measuring.")
+@click.option("--gpu", type=GpuName(), default=None,
+              help="Theoretical roofline of a GPU from the spec table (no GPU needed).")
+@click.option("--n", type=PositiveInt(), default=4096, show_default=True, help="GEMM size when measuring.")
 @click.option("--out", "out_png", type=click.Path(dir_okay=False), default="roofline.png", show_default=True,
               help="The picture file. Its extension picks the format: .png (150 dpi), .svg or .pdf; "
                    "only that file is written.")
@@ -552,8 +708,11 @@ def roofline(from_file, gpu, n, out_png, fmt, levels):
     from rooflab.report.points import points_table  # noqa: PLC0415
 
     image_format(out_png)  # a name that says no format fails here, before anything is loaded or measured
+    results.check_writable(out_png, "--out")
     if from_file:
         doc = results.load(from_file)
+        if not doc.get("device"):
+            raise UsageError(f"{from_file}: has no device section to draw a roofline for")
     elif gpu:
         doc = new_doc(spec_device_entry(gpu))
     else:
@@ -561,19 +720,22 @@ def roofline(from_file, gpu, n, out_png, fmt, levels):
 
         doc = measure("measuring", **lab.roofline_sections(n))
     rl = placement.roofline(doc)
-    err.print(f"wrote {save(rl, out_png)}")
-    if levels:
-        from pathlib import Path  # noqa: PLC0415
+    try:
+        err.print(f"wrote {save(rl, out_png)}", markup=False)
+        if levels:
+            from pathlib import Path  # noqa: PLC0415
 
-        from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
+            from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
 
-        lv = Path(out_png).with_name(Path(out_png).stem + "-levels.png")
-        plot_levels(doc, lv)
-        err.print(f"wrote {lv}")
+            lv = Path(out_png).with_name(Path(out_png).stem + "-levels.png")
+            plot_levels(doc, lv)
+            err.print(f"wrote {lv}", markup=False)
+    except OSError as exc:  # only a measured document is worth keeping elsewhere
+        raise OutputError(results.cannot_write(exc.filename or out_png, exc, None if from_file or gpu else doc)) from None
     emit(doc, [points_table(rl)] if rl.points else [], [], fmt, None)
 
 
-@cli.command()
+@cli.command(short_help="two results files side by side, with ratios")
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
 @format_option
@@ -593,13 +755,14 @@ def compare(a, b, fmt):
     emit(doc, tables, [], fmt, None)
 
 
-@cli.command()
+@cli.command(short_help="the whole lab in one folder, roofline included")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="rooflab-report", show_default=True,
               help="Folder for report.md, results.json, the CSVs and roofline.png/.svg.")
-@click.option("--n", type=int, default=4096, show_default=True, help="SGEMM size.")
+@click.option("--n", type=PositiveInt(), default=4096, show_default=True, help="SGEMM size.")
 @click.option("--quick", is_flag=True, help="Shorter: no launch sweep, N ≤ 2048, fewer reps.")
 @click.option("--no-profile", is_flag=True, help="Skip Nsight Compute (the slowest step).")
-@click.option("--gpu", default=None, help="Spec-only report for a GPU from the table; measures nothing.")
+@click.option("--gpu", type=GpuName(), default=None,
+              help="Spec-only report for a GPU from the table; measures nothing.")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
               help="Re-render a saved results.json (no GPU needed).")
 @click.option("--devices", default=None, metavar="all|0,2,5",
@@ -626,8 +789,7 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices)
     from rooflab import results  # noqa: PLC0415
     from rooflab.report.telemetry import warnings  # noqa: PLC0415
 
-    if n < 1:
-        raise UsageError(f"--n must be a positive integer, got {n}")
+    results.check_writable(out_dir, "--out", folder=True)
     if devices:
         if from_file or gpu or with_kernels:
             raise UsageError("--devices measures this node's GPUs: it takes no --from, --gpu or --with")
@@ -642,10 +804,6 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices)
         if not doc.get("device"):
             raise UsageError(f"{from_file}: has no device section to report on")
     else:
-        if gpu:
-            from rooflab.model.specs import find_spec  # noqa: PLC0415
-
-            find_spec(gpu)  # a bad name fails here, before anything runs
         extra = []
         for spec in with_kernels:
             path, _, name = spec.rpartition(":")
@@ -676,26 +834,69 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices)
             try:
                 rep.run(cfg, on_step=on_step, progress=say, doc=doc)
                 prog.update(task, completed=len(rep.STEPS))
-            except (KeyboardInterrupt, RooflabError) as exc:
+            except (KeyboardInterrupt, RooflabError, OSError) as exc:
                 finished = (doc.get("report") or {}).get("finished_steps", [])
-                partial = (f"{out_dir}/{rep.PARTIAL}" if finished and doc.get("device")
-                           and not doc["device"].get("spec_only") else None)
+                measured = bool(finished and doc.get("device") and not doc["device"].get("spec_only"))
+                if isinstance(exc, OSError):  # the partial results could not be saved in --out
+                    fail(f"report stopped during '{current['step']}': "
+                         + results.cannot_write(exc.filename or out_dir, exc, doc if measured else None), 1)
+                partial = f"{out_dir}/{rep.PARTIAL}" if measured else None
                 what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
-                err.print(f"rooflab: report {what} during '{current['step']}'; finished: "
-                          f"{', '.join(finished) or 'nothing'}"
-                          + (f"; results so far in {partial} (render with rooflab report --from {partial})"
-                             if partial else "") + "; no report files were written", markup=False)
-                sys.exit(130 if isinstance(exc, KeyboardInterrupt) else getattr(exc, "exit_code", 1))
+                fail(f"report {what} during '{current['step']}'; finished: {', '.join(finished) or 'nothing'}"
+                     + (f"; results so far in {partial} (render with rooflab report --from {partial})"
+                        if partial else "") + "; no report files were written",
+                     130 if isinstance(exc, KeyboardInterrupt) else getattr(exc, "exit_code", 1))
     if (doc.get("report") or {}).get("no_gpu"):
-        err.print(f"no GPU here ({doc['report']['no_gpu']}); writing the spec-only report for "
+        err.print(f"warning: no GPU here ({doc['report']['no_gpu']}); writing the spec-only report for "
                   f"{doc['device']['name']} (choose another with --gpu)", markup=False, style="yellow")
-    written = rep.write_outputs(doc, out_dir)
+    earlier = results.read_manifest(out_dir)  # what an earlier report wrote here
+    try:
+        written = rep.write_outputs(doc, out_dir)  # results.json first, with the fallback of results.save
+    except OSError as exc:
+        raise OutputError(f"cannot write {exc.filename or out_dir} ({results.why(exc, exc.filename)}); "
+                          f"the results are in {Path(out_dir) / 'results.json'}") from None
+    removed = results.remove_stale(out_dir, earlier, written)
+    try:
+        results.write_manifest(out_dir, written)
+    except OSError as exc:
+        err.print(f"warning: could not record the files of this report in {out_dir}/{results.MANIFEST} "
+                  f"({results.why(exc)}); a later report here will not remove them", markup=False, style="yellow")
     for w in warnings(doc):
-        err.print(f"[yellow]warning: {w}[/yellow]")
-    out.print(f"wrote {out_dir}/: {', '.join(written)}")
+        err.print(f"warning: {w}", markup=False, style="yellow")
+    out.print(f"wrote {out_dir}/: {', '.join(written)}", markup=False, soft_wrap=True)
+    if earlier:
+        again = len(set(earlier) & set(written))
+        out.print(f"replaced the earlier report in {out_dir}/ ({again} of its files written again"
+                  + (f"; removed {', '.join(removed)}: this run does not write them)" if removed else ")"),
+                  markup=False, soft_wrap=True)
     if doc["device"].get("spec_only"):
         out.print("[bold]spec-only report: nothing was measured[/bold]")
     out.print(f"done in {time.perf_counter() - t0:.1f} s")
+
+
+def one_line(text: str) -> str:
+    """Messages are shown on one line, whatever they quote."""
+    return " ".join(str(text).split())
+
+
+def fail(message: str, code: int) -> None:
+    """The one way a command ends in error: `rooflab: error: …` on stderr, one line, and the exit code."""
+    sys.stdout.flush()
+    sys.stderr.write(f"rooflab: error: {one_line(message)}\n")
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def _command_path(exc: click.UsageError, argv: list[str] | None) -> str:
+    """'rooflab gemm' for an error in gemm's arguments ('rooflab' where no command was named).
+    Some parser errors carry no context: then the command is the first word that names one."""
+    if exc.ctx is not None:
+        return exc.ctx.command_path
+    words = sys.argv[1:] if argv is None else argv
+    name = next((w for w in words if w in cli.commands), None)
+    return f"rooflab {name}" if name else "rooflab"
+
+
 
 
 def _register_extensions() -> None:
@@ -707,20 +908,30 @@ def _register_extensions() -> None:
 _register_extensions()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     try:
-        cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        err.print("rooflab: interrupted")
-        sys.exit(130)
+        cli.main(args=argv, prog_name="rooflab", standalone_mode=False)
+    except NoArgsIsHelp as exc:  # bare `rooflab`: its help, as `rooflab --help` prints it
+        sys.stdout.write(exc.ctx.get_help() + "\n")
+        sys.exit(0)
+    except click.UsageError as exc:
+        fail(f"{exc.format_message()} (see {_command_path(exc, argv)} --help)", exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
+        fail(exc.format_message(), exc.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        fail("interrupted", 130)
     except RooflabError as exc:
         for line in getattr(exc, "log", "").strip().splitlines():  # a compiler's log, before the one error line
             err.print(line, markup=False, highlight=False)
-        err.print(f"rooflab: error: {exc}", markup=False)
-        sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        err.print("rooflab: interrupted")
-        sys.exit(130)
+        fail(str(exc), exc.exit_code)
+    except BrokenPipeError:  # the reader went away (| head): say so once, quietly
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        fail("standard output was closed", 1)
+    except OSError as exc:
+        fail(f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc), 1)
+    except Exception as exc:
+        if os.environ.get("ROOFLAB_DEBUG"):
+            raise
+        fail(f"internal error ({exc.__class__.__name__}: {exc}); this is a bug in rooflab, please report it "
+             "with the command line (ROOFLAB_DEBUG=1 shows the traceback)", 1)

@@ -41,3 +41,9 @@ class CompileError(UsageError):
         errors = sum(1 for ln in log.splitlines() if ": error" in ln)
         super().__init__(f"{source} does not compile ({errors or 'see the'} compiler error"
                          f"{'s' if errors != 1 else ''} above)")
+
+
+class OutputError(RooflabError):
+    """An output file could not be written; the message says where the results went instead."""
+
+    exit_code = 1

@@ -207,7 +207,8 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
 
 
 def write_outputs(doc: dict, out_dir: str) -> list[str]:
-    """Write report.md, results.json, one CSV per table, roofline.png/.svg. Returns the names."""
+    """Write results.json (first), report.md, one CSV per table, roofline.png/.svg and, with a
+    memory section, roofline-levels.png. Returns the names."""
     import os  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
@@ -215,33 +216,28 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
     from rooflab.report.picture import plot  # noqa: PLC0415
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    results.write_atomic(out / "results.json", results.dumps(doc))  # first: the measurements are never lost
+    results.save_document(out / "results.json", doc)  # first: whatever fails after it, the results are kept
     written = ["results.json"]
     rl = render_report.roofline_for(doc)
-    for suffix in ("png", "svg"):
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=".roofline.", suffix=f".{suffix}")
-        os.close(fd)
-        try:
-            plot(rl, **{f"{suffix}_path": tmp})
-            os.replace(tmp, out / f"roofline.{suffix}")
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-        written.append(f"roofline.{suffix}")
+    pictures = [(f"roofline.{suffix}", lambda path, suffix=suffix: plot(rl, **{f"{suffix}_path": path}))
+                for suffix in ("png", "svg")]
     if doc.get("memory"):  # the hierarchical roofline (L1/shared, L2, HBM), from ncu's bytes per level
         from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
 
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=".roofline-levels.", suffix=".png")
+        pictures.append(("roofline-levels.png", lambda path: plot_levels(doc, path)))
+    for name, draw in pictures:
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=Path(name).suffix)
         os.close(fd)
         try:
-            plot_levels(doc, tmp)
-            os.replace(tmp, out / "roofline-levels.png")
+            draw(tmp)
+            results.publish(tmp, out / name)  # the umask's permissions, not mkstemp's 0600
         finally:
             Path(tmp).unlink(missing_ok=True)
-        written.append("roofline-levels.png")
+        written.append(name)
     for name, text in render_report.files(doc, rl).items():
-        if name not in written:
-            results.write_atomic(out / name, text)
-            written.append(name)
+        if name in written:
+            continue
+        results.write_atomic(out / name, text)
+        written.append(name)
     (out / PARTIAL).unlink(missing_ok=True)
     return written

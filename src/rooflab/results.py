@@ -8,18 +8,22 @@ machine with no GPU (`rooflab report --from results.json`).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import os
 import platform
+import re
 import sys
 import tempfile
 from pathlib import Path
 
 from rooflab import __version__
-from rooflab.errors import UsageError
+from rooflab.errors import OutputError, UsageError
 
 SCHEMA_VERSION = 1
+SCHEMA_FILE = Path(__file__).parent / "schema" / "results.schema.json"
+MANIFEST = ".rooflab-manifest.json"  # in a report folder: the files rooflab wrote there
 
 
 def new_document(command: str, device: dict | None) -> dict:
@@ -48,6 +52,28 @@ def dumps(doc: dict) -> str:
     return json.dumps(_clean(doc), indent=2, allow_nan=False) + "\n"
 
 
+@functools.cache
+def current_umask() -> int:
+    """The process umask, read once. Linux shows it in /proc/self/status; elsewhere it can only be
+    read by setting it, so it is set and put back at once (and only once: the answer is cached)."""
+    try:
+        m = re.search(r"^Umask:\s*([0-7]+)", Path("/proc/self/status").read_text(), re.MULTILINE)
+        if m:
+            return int(m.group(1), 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def publish(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
+    """Give a finished temporary file the permissions the umask asks for (mkstemp makes it 0600),
+    then rename it into place."""
+    os.chmod(tmp, 0o666 & ~current_umask())
+    os.replace(tmp, path)
+
+
 def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
     """Write to a temporary file beside `path`, then rename: never a half-written file."""
     path = Path(path)
@@ -57,26 +83,218 @@ def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
     try:
         with os.fdopen(fd, mode) as fh:
             fh.write(text)
-        os.replace(tmp, path)
+        publish(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
+def why(exc: OSError, path: str | os.PathLike | None = None) -> str:
+    """A short reason for a failed write: 'Permission denied', or 'x.txt is not a folder'."""
+    if path is not None:
+        blocker = _file_in_the_way(Path(path))
+        if blocker is not None:
+            return f"{blocker} is not a folder"
+    return exc.strerror or exc.__class__.__name__
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The nearest existing ancestor of `path`, where that is not a folder (so nothing can be made under it)."""
+    for parent in path.parents:
+        try:
+            if parent.exists():
+                return None if parent.is_dir() else parent
+        except OSError:
+            return None
+    return None
+
+
+def fallback_folders() -> list[Path]:
+    """Where a document goes when its own path cannot be written: $TMPDIR (the system's temporary
+    folder where TMPDIR is not set), then the current folder."""
+    tmp = Path(os.environ.get("TMPDIR") or tempfile.gettempdir())
+    return list(dict.fromkeys([tmp, Path.cwd()]))
+
+
+def save_fallback(doc: dict) -> tuple[Path | None, str]:
+    """Write `doc` to rooflab-results-<UTC time>.json in the first fallback folder that takes it.
+    Returns (path, "") or (None, the last reason)."""
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S")
+    text = dumps(doc)
+    reason = "no folder to write to"
+    for folder in fallback_folders():
+        for i in range(100):
+            p = folder / (f"rooflab-results-{stamp}.json" if i == 0 else f"rooflab-results-{stamp}-{i}.json")
+            if p.exists():
+                continue
+            try:
+                write_atomic(p, text)
+            except OSError as exc:
+                reason = why(exc, p)
+                break
+            return p, ""
+    return None, reason
+
+
+def save(path: str | os.PathLike, text: str | bytes, doc: dict | None) -> None:
+    """Write an output file; where that fails, save `doc` (the results) to a fallback file and
+    raise OutputError naming both. The one place every user-chosen path is written through."""
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise OutputError(cannot_write(path, exc, doc)) from None
+
+
+def save_document(path: str | os.PathLike, doc: dict) -> None:
+    """Write a results document as JSON, with the fallback of `save`."""
+    save(path, dumps(doc), doc)
+
+
+def cannot_write(path: str | os.PathLike, exc: OSError, doc: dict | None) -> str:
+    """'cannot write P (reason); the results were saved to F', saving `doc` to F first."""
+    msg = f"cannot write {path} ({why(exc, path)})"
+    if doc is None:
+        return msg
+    saved, reason = save_fallback(doc)
+    if saved is None:
+        return f"{msg}; the results could not be saved anywhere else either ({reason})"
+    return f"{msg}; the results were saved to {saved}"
+
+
+def check_writable(path: str | os.PathLike, option: str, *, folder: bool = False) -> None:
+    """Refuse, before anything runs, an output path that can never be written: one under a
+    regular file, or in a folder this user may not write. (Some, like /proc for root, only
+    fail at the write; `save` keeps the results then.)"""
+    p = Path(path)
+    blocker = _file_in_the_way(p)
+    if blocker is not None:
+        raise UsageError(f"{option} {path}: cannot write there ({blocker} is a file, not a folder)")
+    if folder and p.exists() and not p.is_dir():
+        raise UsageError(f"{option} {path}: cannot write there (it is a file, not a folder)")
+    target = p if folder and p.is_dir() else next((a for a in p.parents if a.exists()), None)
+    if target is not None and not os.access(target, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: cannot write there (no permission to write in {target})")
+
+
+# ---------------------------------------------------------------- report folders
+
+
+def read_manifest(folder: str | os.PathLike) -> list[str]:
+    """The file names an earlier report wrote into `folder` (its manifest), plain names only."""
+    try:
+        data = json.loads((Path(folder) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return []
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        return []
+    return [f for f in files if isinstance(f, str) and _plain_name(f)]
+
+
+def _plain_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..", MANIFEST) and "/" not in name and "\\" not in name \
+        and "\0" not in name
+
+
+def write_manifest(folder: str | os.PathLike, names: list[str]) -> None:
+    write_atomic(Path(folder) / MANIFEST, json.dumps({"written_by": f"rooflab {__version__}",
+                                                      "files": sorted(set(names))}, indent=2) + "\n")
+
+
+def remove_stale(folder: str | os.PathLike, earlier: list[str], now: list[str]) -> list[str]:
+    """Remove the files an earlier report wrote (per its manifest) that this one did not write
+    again. Only regular files directly in `folder`; returns the names removed."""
+    removed = []
+    keep = set(now)
+    for name in sorted(set(earlier) - keep):
+        p = Path(folder) / name
+        if not _plain_name(name) or p.is_symlink() or not p.is_file():
+            continue
+        try:
+            p.unlink()
+        except OSError:
+            continue
+        removed.append(name)
+    return removed
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number (rooflab writes null for a missing value)")
+
+
 def load(path: str | os.PathLike) -> dict:
+    """Read a results document and check it against the schema that ships with rooflab
+    (schema/results.schema.json): a wrong field is one UsageError that names it."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text())
+        doc = json.loads(p.read_text(), parse_constant=_no_constant)
     except FileNotFoundError:
         raise UsageError(f"{p}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{p}: not a rooflab results file ({exc.__class__.__name__}: {exc})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("schema_version"), int):
+    except IsADirectoryError:
+        raise UsageError(f"{p}: is a folder, not a results file") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{p}: not a rooflab results file ({exc.__class__.__name__}: "
+                         f"{_one_line(str(exc))})") from None
+    if not isinstance(doc, dict) or type(doc.get("schema_version")) is not int:
         raise UsageError(f"{p}: not a rooflab results file (no schema_version)")
     if doc["schema_version"] > SCHEMA_VERSION:
         raise UsageError(f"{p}: schema version {doc['schema_version']} is newer than this rooflab "
                          f"({SCHEMA_VERSION}); upgrade rooflab")
+    problem = schema_problem(doc)
+    if problem:
+        raise UsageError(f"{p}: {problem}")
     return doc
+
+
+@functools.cache
+def _validator():
+    import jsonschema  # noqa: PLC0415  only where a file is loaded: importing rooflab does not need it
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def schema_problem(doc: dict) -> str | None:
+    """The first thing wrong with `doc` by the schema, as 'gemm.rungs[0].timing.median_ms: 'fast'
+    is not of type 'number'', or None when it is valid."""
+    import jsonschema  # noqa: PLC0415
+
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(doc))
+    if error is None:
+        return None
+    where = field_path(error.absolute_path)
+    return f"{where + ': ' if where else ''}{_describe(error)}"
+
+
+def field_path(parts) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 5] + " …" + text[-3:]
+
+
+def _describe(error) -> str:
+    if error.validator == "type":
+        types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        return f"{_short(error.instance)} is not of type {' or '.join(repr(t) for t in types)}"
+    if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        word = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most",
+                "exclusiveMaximum": "less than"}[error.validator]
+        return f"{_short(error.instance)} is not {word} {error.validator_value}"
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [k for k in error.validator_value if k not in error.instance]
+        if len(missing) > 1:
+            return _one_line(f"{', '.join(repr(k) for k in missing)} are required properties")[:200]
+    return _one_line(error.message)[:200]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def command_line() -> str:

@@ -59,7 +59,7 @@ class Check:
 
     @classmethod
     def from_dict(cls, d: dict) -> Check:
-        d = dict(d)
+        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}  # newer fields are allowed, and ignored
         d["shape"] = tuple(d["shape"])
         d["value"] = float(d["value"]) if d["value"] is not None else float("inf")
         return cls(**d)

@@ -58,7 +58,8 @@ def fp32_peak(sms: int, cores_per_sm: int, clock_hz: float) -> FP32Peak:
         f"{sms} SMs x {cores_per_sm} FP32 cores/SM x 2 FLOP/FMA x {clock_hz / 1e9:.3f} GHz"
         f" = {_fmt_rate(flops)}"
     )
-    return FP32Peak(sms, cores_per_sm, clock_hz, flops, forgot, (flops - forgot) / flops * 100.0, formula)
+    return FP32Peak(sms, cores_per_sm, clock_hz, flops, forgot, (flops - forgot) / flops * 100.0 if flops else 0.0,
+                    formula)
 
 
 def implied_clock_hz(rate: float, sms: int, flop_per_sm_per_cycle: float) -> float:

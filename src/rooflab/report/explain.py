@@ -13,6 +13,8 @@ def profiles(doc: dict) -> dict[str, dict]:
     """Nsight Compute's figures per rung label: DRAM GB, DRAM %, SM %."""
     out = {}
     for k in (doc.get("profile") or {}).get("kernels", []):
+        if None in (k.get("dram_bytes"), k.get("dram_pct"), k.get("sm_pct")):
+            continue  # a profile without DRAM figures: nothing to say from it
         out[k["label"]] = {"dram_gb": k["dram_bytes"] / 1e9, "dram_pct": k["dram_pct"], "sm_pct": k["sm_pct"]}
     return out
 

@@ -8,13 +8,15 @@ from rooflab.report.table import Table
 
 
 def to_rich(table: Table):
+    """Cells, notes and titles are text, never rich markup: they may quote a results file."""
     from rich.table import Table as RichTable  # noqa: PLC0415
+    from rich.text import Text  # noqa: PLC0415
 
-    t = RichTable(title=table.title, title_justify="left", title_style="bold")
+    t = RichTable(title=Text(table.title), title_justify="left", title_style="bold")
     for c in table.columns:
-        t.add_column(c, overflow="fold")
+        t.add_column(Text(c), overflow="fold")
     for row in table.rows:
-        t.add_row(*["—" if v is None else str(v) for v in row])
+        t.add_row(*[Text("—" if v is None else str(v)) for v in row])
     return t
 
 
@@ -33,10 +35,12 @@ class RichTables:
         self.tables = tables
 
     def __rich_console__(self, console, options):
+        from rich.text import Text  # noqa: PLC0415
+
         for t in self.tables:
             yield to_rich(t)
             for n in t.notes:
-                yield f"  [dim]{n}[/dim]"
+                yield Text(f"  {n}", style="dim")
 
     def _repr_html_(self) -> str:
         return "".join(to_html(t) for t in self.tables)
