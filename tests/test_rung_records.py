@@ -132,3 +132,21 @@ def test_a_compile_error_shows_the_compilers_lines_then_one_error(monkeypatch, c
     lines = capsys.readouterr().err.strip().splitlines()
     assert "undeclared_name" in lines[0]
     assert lines[-1] == "rooflab: error: /x/broken.cu does not compile (1 compiler error above)"
+
+
+def test_paragraphs_quote_nsight_computes_warp_state(recorded):
+    """Issue 9: a transition names its cause with the profile's stall reasons, issue slots, occupancy."""
+    from rooflab.model import ncu
+
+    d = subset(recorded, ["tiled32", "regtile"])
+    metrics = {ncu.ISSUE_PCT: 48.0, ncu.OCCUPANCY_PCT: 24.5, ncu.REGISTERS: 128,
+               ncu.STALLS["barrier"]: 1.9, ncu.STALLS["long_scoreboard"]: 0.7, ncu.STALLS["wait"]: 0.2,
+               ncu.BANK_CONFLICTS_LD: 1e6, ncu.SHARED_WAVEFRONTS_LD: 4e9}
+    d["profile"] = {"kernels": [{"label": "regtile", "dram_bytes": 1e9, "dram_pct": 2.0, "sm_pct": 49.0,
+                                 "metrics": metrics}]}
+    text = dict(explain.gemm_transitions(d))["tiled → register-tiled (G12)"]
+    assert "Nsight Compute on regtile: issue slots 48% busy; achieved occupancy 24%" in text  # 24.5 rounds to even
+    assert "top stalls barrier 1.90, long scoreboard 0.70, wait 0.20" in text
+    assert "bank conflicts 0% of 4.00 G wavefronts" in text
+    d["profile"]["kernels"][0]["metrics"] = {}
+    assert "Nsight Compute on" not in dict(explain.gemm_transitions(d))["tiled → register-tiled (G12)"]

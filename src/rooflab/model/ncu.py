@@ -27,7 +27,31 @@ DURATION = "gpu__time_duration.sum"
 L1_BYTES = "l1tex__t_bytes.sum"
 L2_BYTES = "lts__t_bytes.sum"
 LEVEL_METRICS = (L1_BYTES, L2_BYTES)
-METRICS = (DRAM_PCT, SM_PCT, MEM_PCT, DRAM_READ, DRAM_WRITE, FADD, FMUL, FFMA, DURATION, *LEVEL_METRICS)
+# why a kernel is where it is (issue 9's paragraphs): the WarpStateStats stall reasons (warps stalled
+# per issued instruction), issue-slot use, achieved occupancy, registers, shared-memory bank conflicts
+STALLS = {reason: f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+          for reason in ("barrier", "long_scoreboard", "short_scoreboard", "mio_throttle", "math_pipe_throttle",
+                         "wait", "not_selected", "lg_throttle")}
+ISSUE_PCT = "smsp__issue_active.avg.pct_of_peak_sustained_active"
+OCCUPANCY_PCT = "sm__warps_active.avg.pct_of_peak_sustained_active"
+REGISTERS = "launch__registers_per_thread"
+BANK_CONFLICTS_LD = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+SHARED_WAVEFRONTS_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+STATE_METRICS = (*STALLS.values(), ISSUE_PCT, OCCUPANCY_PCT, REGISTERS, BANK_CONFLICTS_LD, SHARED_WAVEFRONTS_LD)
+METRICS = (DRAM_PCT, SM_PCT, MEM_PCT, DRAM_READ, DRAM_WRITE, FADD, FMUL, FFMA, DURATION, *LEVEL_METRICS,
+           *STATE_METRICS)
+
+
+def warp_state(metrics: dict) -> dict:
+    """The figures a transition paragraph quotes, from one kernel's metrics (absent ones left out):
+    issue_pct, occupancy_pct, registers, bank_conflicts, shared_wavefronts, stalls {reason: warps per issue}."""
+    out = {k: metrics[m] for k, m in (("issue_pct", ISSUE_PCT), ("occupancy_pct", OCCUPANCY_PCT),
+                                        ("registers", REGISTERS), ("bank_conflicts", BANK_CONFLICTS_LD),
+                                        ("shared_wavefronts", SHARED_WAVEFRONTS_LD)) if m in metrics}
+    stalls = {r: metrics[m] for r, m in STALLS.items() if m in metrics}
+    if stalls:
+        out["stalls"] = dict(sorted(stalls.items(), key=lambda kv: -kv[1]))
+    return out
 
 # Nsight Compute's SOL rule: below 60% of peak on both, latency (not a roof) limits the kernel.
 SOL_THRESHOLD = 60.0

@@ -5,6 +5,7 @@ holds. No canned figures: every number comes from the results document."""
 from __future__ import annotations
 
 from rooflab import rungs
+from rooflab.model.ncu import warp_state
 from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
 from rooflab.rungs.record import Step, known
 
@@ -15,7 +16,8 @@ def profiles(doc: dict) -> dict[str, dict]:
     for k in (doc.get("profile") or {}).get("kernels", []):
         if None in (k.get("dram_bytes"), k.get("dram_pct"), k.get("sm_pct")):
             continue  # a profile without DRAM figures: nothing to say from it
-        out[k["label"]] = {"dram_gb": k["dram_bytes"] / 1e9, "dram_pct": k["dram_pct"], "sm_pct": k["sm_pct"]}
+        out[k["label"]] = {"dram_gb": k["dram_bytes"] / 1e9, "dram_pct": k["dram_pct"], "sm_pct": k["sm_pct"],
+                           **warp_state(k.get("metrics") or {})}
     return out
 
 

@@ -36,6 +36,7 @@ def _from_warptile(s: Step) -> str:
         f"{p['pct_peak']:.1f}% of peak, configuration {s.this_rec.get('tuning', {}).get('config', '?')}). The "
         f"next slice's loads are issued before the current slice's FMAs (into registers, or straight to shared "
         f"memory with cp.async), so global latency hides behind arithmetic and one barrier per slice replaces two."
+        + s.evidence("prev") + s.evidence()
     )
 
 
@@ -49,6 +50,7 @@ def _to_cublas(s: Step) -> str:
         f"share of issue slots spent on FFMA (address arithmetic, shared loads and the barrier take the rest) "
         f"and how well the shared-memory reads of the next k-step hide behind the current FMAs, which cuBLAS "
         f"schedules by hand in SASS."
+        + s.evidence("prev") + s.evidence()
     )
 
 

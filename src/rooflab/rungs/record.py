@@ -61,6 +61,27 @@ class Step:
         rec = self.this_rec if which == "this" else self.prev_rec
         return self.profile.get(rec["kernel"])
 
+    def evidence(self, which: str = "this") -> str:
+        """What Nsight Compute saw of one rung, as a sentence ("" where it was not profiled):
+        issue-slot use, achieved occupancy, registers, the top stall reasons, bank conflicts."""
+        p = self.ncu(which)
+        if not p or "issue_pct" not in p:
+            return ""
+        rec = self.this_rec if which == "this" else self.prev_rec
+        parts = [f"issue slots {p['issue_pct']:.0f}% busy"]
+        if "occupancy_pct" in p:
+            parts.append(f"achieved occupancy {p['occupancy_pct']:.0f}%")
+        if "registers" in p:
+            parts.append(f"{p['registers']:.0f} registers per thread")
+        stalls = list((p.get("stalls") or {}).items())[:3]
+        if stalls:
+            parts.append("top stalls " + ", ".join(f"{r.replace('_', ' ')} {v:.2f}" for r, v in stalls)
+                         + " warps per issued instruction")
+        if "bank_conflicts" in p and "shared_wavefronts" in p and p["shared_wavefronts"]:
+            parts.append(f"shared-load bank conflicts {p['bank_conflicts'] / p['shared_wavefronts']:.0%} of "
+                         f"{p['shared_wavefronts'] / 1e9:.2f} G wavefronts")
+        return f" Nsight Compute on {rec['kernel']}: " + "; ".join(parts) + "."
+
     def norm(self, which: str = "this") -> float | None:
         rec = self.this_rec if which == "this" else self.prev_rec
         vals = [c["value"] for c in rec.get("checks", []) if c["name"] == "normwise"]

@@ -11,6 +11,7 @@ def _from_tiled(s: Step) -> str:
         f"8×8 block of outputs turns 16 shared loads into 64 FMAs (a quarter load per FMA), and the 128×128 "
         f"block tile lifts the modelled intensity to {model['flop_per_load']:.0f} FLOP per "
         f"global load ({model['ai_flop_per_byte']:.0f} FLOP/byte)."
+        + s.evidence("prev") + s.evidence()
     )
 
 

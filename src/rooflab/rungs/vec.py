@@ -10,6 +10,7 @@ def _from_regtile(s: Step) -> str:
         f"removes the 2-way bank conflict of its stores. Fewer load instructions free issue slots for FMAs, but "
         f"the two barriers per slice and the exposed global-load latency, which bound the register-tiled "
         f"kernel, are still there."
+        + s.evidence("prev") + s.evidence()
     )
 
 

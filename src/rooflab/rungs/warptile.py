@@ -9,6 +9,7 @@ def _from_vec(s: Step) -> str:
         f"changed. Each warp now covers a 32×64 tile and each lane four 4×4 sub-tiles spread across it, so a "
         f"warp's 16-byte shared reads touch 4 (A) or 8 (B) consecutive float4s, one broadcast wavefront "
         f"instead of the vectorised kernel's four for B."
+        + s.evidence("prev") + s.evidence()
     )
 
 
