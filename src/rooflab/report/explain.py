@@ -5,8 +5,8 @@ holds. No canned figures: every number comes from the results document."""
 from __future__ import annotations
 
 from rooflab import rungs
-from rooflab.model.ncu import warp_state
 from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
+from rooflab.model.ncu import warp_state
 from rooflab.rungs.record import Step, known
 
 
