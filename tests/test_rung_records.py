@@ -150,3 +150,16 @@ def test_paragraphs_quote_nsight_computes_warp_state(recorded):
     assert "bank conflicts 0% of 4.00 G wavefronts" in text
     d["profile"]["kernels"][0]["metrics"] = {}
     assert "Nsight Compute on" not in dict(explain.gemm_transitions(d))["tiled → register-tiled (G12)"]
+
+
+def test_a_size_that_cannot_fit_says_so_before_allocating():
+    from types import SimpleNamespace
+
+    from rooflab.errors import UsageError
+    from rooflab.measure.gemm import GemmConfig, check_fits
+
+    h200 = SimpleNamespace(memory_bytes=143_771 * 2**20)
+    with pytest.raises(UsageError) as exc:
+        check_fits(GemmConfig(m=999999, n=999999, k=999999), h200)
+    assert str(exc.value) == "N=999999 needs 36 TB (A, B, C and the float64 reference); this GPU has 151 GB"
+    check_fits(GemmConfig(m=8192, n=8192, k=8192), h200)  # 1.6 GB: fine
