@@ -140,6 +140,27 @@ def test_planted_bugs_compile(compiled, job):
     assert job[2][0].removeprefix("-D") in job[0].read_text()
 
 
+@needs_nvcc
+def test_pipelined_dynamic_smem_matches_the_record(tmp_path):
+    """The launcher passes pipelined.py's dynamic_smem(c) bytes; the kernel lays out PipeV1<...>::SMEM_BYTES
+    (and traps when given less): the two formulas must agree for every configuration."""
+    from rooflab.rungs import pipelined
+
+    lines = ["#define PIPE_NO_INSTANCES", '#include "pipelined.cu"']
+    dynamic = [c for c in pipelined.CONFIGS if pipelined.dynamic_smem(c)]
+    assert dynamic, "no configuration uses dynamic shared memory"
+    for c in dynamic:
+        args = ", ".join(map(str, c[:8]))
+        lines.append(f'static_assert(PipeV1<{args}>::SMEM_BYTES == {pipelined.dynamic_smem(c)}, "{args}");')
+    for v, c in zip(pipelined.VARIANTS, pipelined.CONFIGS):
+        assert v.shared_mem == pipelined.dynamic_smem(c) and v.kernel == pipelined.kernel_name(c)
+    src = tmp_path / "smem.cu"
+    src.write_text("\n".join(lines) + "\n")
+    r = subprocess.run([NVCC, "-arch=sm_90", "-std=c++17", "-cubin", f"-I{PKG / 'rungs'}", "-o",
+                        str(tmp_path / "smem.cubin"), str(src)], capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_parse_ptxas_flags_spills():
     text = ("ptxas info    : Compiling entry function '_Z1kILi8EEvPf' for 'sm_90'\n"
             "ptxas info    : Function properties for _Z1kILi8EEvPf\n"

@@ -50,3 +50,16 @@ def test_cache_is_per_device_and_version(monkeypatch):
 def test_nothing_passes_nothing_cached():
     res = tune.search(RUNG, DEV, lambda r: None)
     assert res["winner"] is None and tune.cached(RUNG, DEV) is None
+
+
+def test_variants_that_need_more_shared_memory_than_the_device_has():
+    big = (Variant("big", "mm<9>", (256, 1, 1), grid, shared_mem=100 * 1024),) + VARIANTS
+    rung = Rung(name="tunable", title="t", stage="s", explain="e", loads_per_fma=None, source="rungs/x.cu",
+                kernel="mm<9>", variants=big)
+    assert tune.choose(rung, DEV)[0].kernel == "mm<9>"  # H200: 227 KB per block
+    t4 = SimpleNamespace(name="Tesla T4", cc=(7, 5), driver_version="580.159.04")
+    r, info = tune.choose(rung, t4)  # 64 KB: the first variant that fits is the default
+    assert r.kernel == "mm<0>" and r.shared_mem == 0 and info["config"] == "v0"
+    measured = []
+    res = tune.search(rung, t4, lambda r: measured.append(r.kernel) or 1.0)
+    assert "mm<9>" not in measured and res["times_ms"]["big"] is None and res["winner"] == "v0"

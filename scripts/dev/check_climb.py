@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Check and time the climb rungs (vec, warptile, pipelined instances) beside cuBLAS.
+"""Check and time the pipelined rung's instances (rooflab.rungs.pipelined.CONFIGS, in that order)
+and the regtile baseline beside cuBLAS.
 
 Run on the GPU machine from the repo root:  PYTHONPATH=src python3 scripts/dev/check_climb.py
-Options: --quick (no 8192), --kernels SUBSTR[,SUBSTR] (filter by label), --reps 20.
+Options: --quick (no 8192), --kernels SUBSTR[,SUBSTR] (filter by label), --reps 20, --rounds 3.
 
-For every kernel: compile with CuPy RawModule (NVRTC, -std=c++17; templates through
-name_expressions), report registers / local (spill) bytes / static shared bytes of the
-NVRTC build, then
+For every kernel: compile with CuPy RawModule (NVRTC, -std=c++17; one module per template
+instance, through name_expressions), report registers / local (spill) bytes / static and dynamic
+shared bytes of the NVRTC build (dynamic shared memory above 48 KB is opted into), then
   - correctness on odd shapes and 2048^3 / 4096^3: inputs uniform [-1, 1) float32, C
     pre-filled with NaN inside a buffer with 1024 sentinel floats before and after;
     normwise ||C - ref||_F / ||ref||_F <= 1e-5 against a float64 product, guards intact;
@@ -16,13 +17,18 @@ NVRTC build, then
     environment) timed the same way on the same inputs.
 A kernel that fails to compile or launch prints FAILED and the script goes on (after a
 sticky CUDA error the script re-executes itself for the kernels not yet done).
+At the end: the best instance per size, and for the two best at N=4096 a spread estimate:
+--rounds interleaved rounds (kernel, cuBLAS, kernel, cuBLAS, ...), each a median of --reps
+launches, with the per-round ratios and the ratio of the medians over the rounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import tempfile
 import time
 
 if os.environ.pop("CUPY_TF32", None) is not None:
@@ -36,6 +42,10 @@ if os.environ.get("ROOFLAB_NO_POOL") == "1":  # under compute-sanitizer: every a
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNGS = os.path.join(ROOT, "src", "rooflab", "rungs")
+sys.path.insert(0, os.path.join(ROOT, "src"))  # this tree's rooflab, whatever is installed
+
+from rooflab.rungs import pipelined  # pure data: no CUDA import
+
 GUARD = 1024
 SENTINEL_BITS = np.uint32(0x7FC0DEAD)  # a NaN with a payload no kernel produces
 
@@ -45,26 +55,15 @@ def cdiv(a, b):
 
 
 # label, file, kernel name (template instance = name expression), threads, (BM, BN), dynamic smem bytes
-def _pipe(bm, bn, bk, wm, wn, tm, tn, st):
-    nt = (bm // wm) * (bn // wn) * 32
-    kind = "regpf" if st == 2 else f"cp.async{st}"
-    return (f"pipe {bm}x{bn}x{bk} w{wm}x{wn} t{tm}x{tn} {kind}", "pipelined.cu",
-            f"mm_pipe<{bm},{bn},{bk},{wm},{wn},{tm},{tn},{st}>", nt, (bm, bn), 0)
+def _pipe(c):
+    bm, bn, bk, wm, wn, tm, tn, st, v, gm = (*c, 0, 1)[:10]
+    kind = "regpf" if st == 2 and not v else f"cp.async{st}"
+    label = f"pipe {bm}x{bn}x{bk} w{wm}x{wn} t{tm}x{tn} {kind}" + (f" v{v}" if v else "") + (f" g{gm}" if gm > 1 else "")
+    return (label, "pipelined.cu", pipelined.kernel_name(c), pipelined.threads(c), (bm, bn), pipelined.dynamic_smem(c))
 
 
-KERNELS = [
-    ("regtile (baseline)", "regtile.cu", "mm_regtile", 256, (128, 128), 0),
-    ("vec", "vec.cu", "mm_vec", 256, (128, 128), 0),
-    ("warptile", "warptile.cu", "mm_warptile", 256, (128, 128), 0),
-    _pipe(128, 128, 8, 32, 64, 8, 8, 2),
-    _pipe(128, 128, 8, 32, 64, 8, 8, 3),
-    _pipe(128, 128, 8, 32, 64, 8, 8, 4),
-    _pipe(128, 128, 8, 64, 64, 8, 16, 2),
-    _pipe(128, 128, 8, 64, 64, 8, 16, 3),
-    _pipe(128, 128, 8, 64, 64, 8, 16, 4),
-    _pipe(128, 256, 8, 64, 64, 8, 16, 2),
-    _pipe(128, 256, 8, 64, 64, 8, 16, 3),
-]
+KERNELS = [("regtile (baseline)", "regtile.cu", "mm_regtile", 256, (128, 128), 0)] + [
+    _pipe(c) for c in pipelined.CONFIGS]
 
 CHECK_SHAPES = [(1, 1, 1), (45, 33, 70), (1000, 777, 1234), (4097, 4097, 4097), (1, 4096, 7), (3, 5000, 2),
                 (2048, 2048, 2048), (4096, 4096, 4096)]
@@ -97,28 +96,29 @@ _modules = {}
 
 
 def get_kernel(fname, name):
-    """One NVRTC compile per file (all its template instances at once); a failure is
-    remembered, so the file's other instances fail at once instead of recompiling."""
-    if fname not in _modules:
-        names = [k[2] for k in KERNELS if k[1] == fname and "<" in k[2]]
+    """One NVRTC compile per kernel (a template instance alone, as rooflab compiles it); a
+    failure is remembered, so it is not compiled again."""
+    key = (fname, name)
+    if key not in _modules:
         try:
             with open(os.path.join(RUNGS, fname)) as f:
                 code = f.read()
-            mod = cp.RawModule(code=code, options=("-std=c++17",), name_expressions=names or None)
+            mod = cp.RawModule(code=code, options=("-std=c++17",),
+                               name_expressions=[name] if "<" in name else None)
             mod.compile()
-            _modules[fname] = mod
+            _modules[key] = mod.get_function(name)
         except Exception as e:  # noqa: BLE001
-            _modules[fname] = e
-    mod = _modules[fname]
-    if isinstance(mod, Exception):
-        raise mod
-    return mod.get_function(name)
+            _modules[key] = e
+    fn = _modules[key]
+    if isinstance(fn, Exception):
+        raise fn
+    return fn
 
 
 def make_launch(spec, m, n, k):
     _, fname, name, nt, (bm, bn), dyn = spec
     kern = get_kernel(fname, name)
-    if dyn > 48 * 1024:
+    if dyn > 48 * 1024:  # opt in (an attribute of the function: idempotent)
         kern.max_dynamic_shared_size_bytes = dyn
     grid = (cdiv(n, bn), cdiv(m, bm), 1)
 
@@ -166,7 +166,7 @@ def row(label, shape, err, guard, ms=None, tflops=None, ratio=None, extra=""):
     t = "" if ms is None else f"{ms:8.3f} {tflops:7.2f} {ratio:6.3f}"
     if err is not None and not err <= 1e-5:
         extra = ("WRONG " + extra).strip()
-    print(f"{label:38s} {m:>5}x{n:>5}x{k:>5} {e:>8} {g:>5} {t} {extra}".rstrip(), flush=True)
+    print(f"{label:46s} {m:>5}x{n:>5}x{k:>5} {e:>8} {g:>5} {t} {extra}".rstrip(), flush=True)
 
 
 def is_sticky(exc):
@@ -175,12 +175,45 @@ def is_sticky(exc):
                                 "LAUNCH_FAILED", "unspecified", "HARDWARE", "exception"))
 
 
+def cublas_timers(nn, a, b, rooflab_cublas):
+    """[(label, fn)] timing cuBLAS SGEMM at nn^3 on a, b: cupy.matmul, and rooflab's cublasSgemm rung."""
+    c = cp.empty((nn, nn), dtype=cp.float32)
+    out = [("cuBLAS (cupy.matmul FP32)", lambda: cp.matmul(a, b, out=c), c)]
+    if rooflab_cublas is not None:
+        try:
+            lc = rooflab_cublas(nn, nn, nn)
+            c2 = cp.empty((nn, nn), dtype=cp.float32)
+            out.append(("cuBLAS (rooflab rung, cublasSgemm)", lambda: lc(a, b, c2), c2))
+        except Exception as e:  # noqa: BLE001
+            print(f"rooflab cuBLAS rung unavailable: {type(e).__name__}: {e}", flush=True)
+    return out
+
+
+def interleaved(spec, nn, inputs, rooflab_cublas, reps, rounds):
+    """Rounds of (kernel, cuBLAS) medians back to back: the spread of the ratio."""
+    a, b, _, _ = inputs.get(nn, nn, nn)
+    _, launch = make_launch(spec, nn, nn, nn)
+    c = cp.empty((nn, nn), dtype=cp.float32)
+    timers = cublas_timers(nn, a, b, rooflab_cublas)
+    ks, cs = [], []
+    for _ in range(rounds):
+        ks.append(time_it(lambda: launch(a, b, c), reps))
+        cs.append(min(time_it(fn, reps) for _, fn, _ in timers))
+    ratios = [cm / km for km, cm in zip(ks, cs)]
+    med = float(np.median(cs)) / float(np.median(ks))
+    print(f"interleaved N={nn} {spec[0]}: kernel ms {' '.join(f'{x:.3f}' for x in ks)} | cuBLAS ms "
+          f"{' '.join(f'{x:.3f}' for x in cs)} | ratios {' '.join(f'{r:.3f}' for r in ratios)} | "
+          f"ratio of medians {med:.3f}x (min {min(ratios):.3f}, max {max(ratios):.3f})", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="time 2048 and 4096 only")
     ap.add_argument("--kernels", default="", help="comma-separated substrings of labels to run")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved kernel/cuBLAS rounds at N=4096 (0: none)")
     ap.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)  # used on re-exec
+    ap.add_argument("--state", default="", help=argparse.SUPPRESS)  # results of the processes before
     args = ap.parse_args()
     t_start = time.time()
     kernels = [k for k in KERNELS if not args.kernels or any(s in k[0] for s in args.kernels.split(","))]
@@ -203,27 +236,23 @@ def main():
         rooflab_cublas = None
     cublas_ms = {}
     if args.skip == 0:
-        print(f"{'kernel':38s} {'shape':>17} {'error':>8} {'guard':>5} {'ms':>8} {'TFLOP/s':>7} {'xcuBLAS':>6}")
+        print(f"{'kernel':46s} {'shape':>17} {'error':>8} {'guard':>5} {'ms':>8} {'TFLOP/s':>7} {'xcuBLAS':>6}")
     for nn in sizes:
         a, b, ref, rn = inputs.get(nn, nn, nn)
-        c = cp.empty((nn, nn), dtype=cp.float32)
-        ms = time_it(lambda a=a, b=b, c=c: cp.matmul(a, b, out=c), args.reps)
-        err = normwise(c, ref, rn)
-        timings = [("cuBLAS (cupy.matmul FP32)", ms, err)]
-        if rooflab_cublas is not None:
-            try:
-                lc = rooflab_cublas(nn, nn, nn)
-                c2 = cp.empty((nn, nn), dtype=cp.float32)
-                ms2 = time_it(lambda lc=lc, a=a, b=b, c2=c2: lc(a, b, c2), args.reps)
-                timings.append(("cuBLAS (rooflab rung, cublasSgemm)", ms2, normwise(c2, ref, rn)))
-            except Exception as e:  # noqa: BLE001
-                print(f"rooflab cuBLAS rung unavailable: {type(e).__name__}: {e}", flush=True)
+        timings = []
+        for lab, fn, c in cublas_timers(nn, a, b, rooflab_cublas):
+            ms = time_it(fn, args.reps)
+            timings.append((lab, ms, normwise(c, ref, rn)))
         cublas_ms[nn] = min(t[1] for t in timings)
         if args.skip == 0:
             for lab, t, e in timings:
                 row(lab, (nn, nn, nn), e, None, t, 2 * nn**3 / t / 1e9, cublas_ms[nn] / t)
 
-    best = {}
+    best = {}  # N -> [(label, ratio, TFLOP/s, spec)] of the kernels that passed
+    if args.state:
+        with open(args.state) as f:
+            for nn, rows in json.load(f).items():
+                best[int(nn)] = [(lab, r, tf, kernels[i]) for lab, r, tf, i in rows]
     for idx, spec in enumerate(kernels):
         if idx < args.skip:
             continue
@@ -231,9 +260,9 @@ def main():
         try:
             kern, _ = make_launch(spec, 64, 64, 64)
             res = (f"NVRTC build: regs {kern.num_regs}, local (spill) bytes {kern.local_size_bytes}, "
-                   f"static smem {kern.shared_size_bytes}")
+                   f"static smem {kern.shared_size_bytes}, dynamic smem {spec[5]}")
         except Exception as e:  # noqa: BLE001
-            print(f"{label:38s} FAILED to compile/load: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+            print(f"{label:46s} FAILED to compile/load: {type(e).__name__}: {str(e).splitlines()[0][:200]}",
                   flush=True)
             continue
         try:
@@ -254,7 +283,7 @@ def main():
             c2, _ = guarded_run(launch, a, b, m, n)
             det = bool((c1.view(cp.uint32) == c2.view(cp.uint32)).all())
             status = "checks ok" if not fails and det else "CHECKS FAILED"
-            print(f"{label:38s} {status}: {len(CHECK_SHAPES)} shapes, max err {worst:.1e}, "
+            print(f"{label:46s} {status}: {len(CHECK_SHAPES)} shapes, max err {worst:.1e}, "
                   f"deterministic {'yes' if det else 'NO'}; {res}"
                   + ("" if not fails else " | " + "; ".join(fails)), flush=True)
             # timing
@@ -267,20 +296,32 @@ def main():
                 tf = 2 * nn**3 / ms / 1e9
                 ratio = cublas_ms[nn] / ms
                 row(label, (nn, nn, nn), err, gok, ms, tf, ratio)
-                if err <= 1e-5 and gok and (nn not in best or ratio > best[nn][1]):
-                    best[nn] = (label, ratio, tf)
+                if err <= 1e-5 and gok and not fails and det:
+                    best.setdefault(nn, []).append((label, ratio, tf, spec))
         except Exception as e:  # noqa: BLE001
-            print(f"{label:38s} FAILED: {type(e).__name__}: {str(e).splitlines()[0][:200]}", flush=True)
+            print(f"{label:46s} FAILED: {type(e).__name__}: {str(e).splitlines()[0][:200]}", flush=True)
             if is_sticky(e):
                 # the context is unusable: continue with the next kernels in a fresh process
-                rest = [a for a in sys.argv[1:] if not a.startswith("--skip")]
+                rest = [a for a in sys.argv[1:] if not a.startswith(("--skip", "--state"))]
                 print("(sticky CUDA error: re-running the remaining kernels in a new process)", flush=True)
+                fd, state = tempfile.mkstemp(prefix="check_climb_", suffix=".json")
+                with os.fdopen(fd, "w") as f:
+                    json.dump({nn: [(lab, r, tf, kernels.index(sp)) for lab, r, tf, sp in rows]
+                               for nn, rows in best.items()}, f)
                 sys.stdout.flush()
                 os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), *rest,
-                                          f"--skip={idx + 1}"])
-    if best:
-        print("best per size (this process): " + "; ".join(
-            f"N={nn}: {lab} {r:.3f}x cuBLAS ({tf:.1f} TFLOP/s)" for nn, (lab, r, tf) in sorted(best.items())))
+                                          f"--skip={idx + 1}", f"--state={state}"])
+    pipes = {nn: sorted((x for x in v if x[0].startswith("pipe")), key=lambda x: -x[1]) for nn, v in best.items()}
+    if any(pipes.values()):
+        print("best per size: " + "; ".join(
+            f"N={nn}: {v[0][0]} {v[0][1]:.3f}x cuBLAS ({v[0][2]:.1f} TFLOP/s)" for nn, v in sorted(pipes.items()) if v))
+    nn = 4096 if 4096 in pipes else max(pipes, default=None)
+    if args.rounds > 0 and nn is not None and pipes[nn]:
+        for lab, _, _, spec in pipes[nn][:2]:
+            try:
+                interleaved(spec, nn, inputs, rooflab_cublas, args.reps, args.rounds)
+            except Exception as e:  # noqa: BLE001
+                print(f"interleaved {lab}: FAILED: {type(e).__name__}: {str(e).splitlines()[0][:200]}", flush=True)
     print(f"total {time.time() - t_start:.1f} s", flush=True)
 
 

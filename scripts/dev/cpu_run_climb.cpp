@@ -5,6 +5,7 @@
 // with -fsanitize=thread, any shared-memory access not ordered by a barrier.
 // The sm_80 cp.async paths are compiled out (__CUDA_ARCH__ is undefined here), so the
 // cp.async instances run their pre-sm_80 fallback: same ring schedule, synchronous copies.
+// Dynamic shared memory (__CUDACC__ undefined) becomes a static buffer of the kernel's size.
 // Build and run through scripts/dev/cpu_run_climb.sh.
 #include <barrier>
 #include <cmath>
@@ -30,7 +31,7 @@ static inline float4 make_float4(float a, float b, float c, float d) { return {a
 struct Idx {
     int x, y, z;
 };
-static thread_local Idx threadIdx, blockIdx;
+static thread_local Idx threadIdx, blockIdx, gridDim;
 static std::barrier<>* g_bar;
 static inline void __syncthreads() { g_bar->arrive_and_wait(); }
 
@@ -54,6 +55,7 @@ static void launch(const Entry& e, const float* A, const float* B, float* C, int
     for (int t = 0; t < e.nt; t++)
         th.emplace_back([&, t] {
             threadIdx = {t, 0, 0};
+            gridDim = {gx, gy, 1};
             for (int by = 0; by < gy; by++)
                 for (int bx = 0; bx < gx; bx++) {
                     blockIdx = {bx, by, 0};

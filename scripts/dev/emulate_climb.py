@@ -40,9 +40,10 @@ class Cfg:
     layout: str  # "contig": regtile/vec (thread owns 8 consecutive rows/cols); "warp": 4x4 sub-tiles
     WM: int = 0
     WN: int = 0
-    schedule: str = "single"  # "single" (two barriers), "regprefetch", "cpasync"
+    schedule: str = "single"  # "single" (two barriers), "regprefetch", "cpasync", "cpasync1" (V = 1)
     STAGES: int = 1
     LDA_PAD: int = 4
+    GM: int = 1  # grouped rasterisation: bands of GM block-rows (pipe_origin in pipelined.cu)
 
     @property
     def NT(self) -> int:
@@ -52,12 +53,31 @@ class Cfg:
 
     @property
     def frag_db(self) -> bool:  # FRAG_DB in pipelined.cu
-        return not (self.STAGES == 2 and self.TM * self.TN <= 64)
+        return self.schedule == "cpasync1" or not (self.STAGES == 2 and self.TM * self.TN <= 64)
+
+    # V = 1 copy maps (PipeV1 / pipe_v1 in pipelined.cu)
+    @property
+    def TPK(self) -> int:
+        return max(1, min(2 * self.NT // self.BM, self.BK))
+
+    @property
+    def TPR(self) -> int:
+        return self.NT // self.BK
 
 
-def pipe(bm, bn, bk, wm, wn, tm, tn, stages):
-    return Cfg(f"mm_pipe<{bm},{bn},{bk},{wm},{wn},{tm},{tn},{stages}>", bm, bn, bk, tm, tn, "warp", wm, wn,
-               "regprefetch" if stages == 2 else "cpasync", stages)
+def smem_bytes_v1(c: Cfg) -> int:
+    """PipeV1<...>::SMEM_BYTES: STAGES x BK x (BM + 32/TPK + BN) x 4."""
+    return c.STAGES * c.BK * (c.BM + 32 // c.TPK + c.BN) * 4
+
+
+def pipe(bm, bn, bk, wm, wn, tm, tn, stages, v=0, gm=1):
+    if v == 0:
+        return Cfg(f"mm_pipe<{bm},{bn},{bk},{wm},{wn},{tm},{tn},{stages}>", bm, bn, bk, tm, tn, "warp", wm, wn,
+                   "regprefetch" if stages == 2 else "cpasync", stages, GM=gm)
+    nt = (bm // wm) * (bn // wn) * 32
+    tpk = max(1, min(2 * nt // bm, bk))
+    return Cfg(f"mm_pipe<{bm},{bn},{bk},{wm},{wn},{tm},{tn},{stages},{v},{gm}>", bm, bn, bk, tm, tn, "warp", wm, wn,
+               "cpasync1", stages, LDA_PAD=32 // tpk, GM=gm)
 
 
 CONFIGS = [
@@ -71,6 +91,14 @@ CONFIGS = [
     pipe(128, 128, 8, 64, 64, 8, 16, 4),
     pipe(128, 256, 8, 64, 64, 8, 16, 2),
     pipe(128, 256, 8, 64, 64, 8, 16, 3),
+    pipe(128, 256, 16, 64, 64, 8, 16, 3, 1, 8),
+    pipe(128, 256, 16, 64, 64, 8, 16, 4, 1, 8),
+    pipe(128, 256, 8, 64, 64, 8, 16, 3, 1, 8),
+    pipe(128, 256, 8, 64, 64, 8, 16, 4, 1, 8),
+    pipe(128, 128, 16, 64, 64, 8, 16, 3, 1, 8),
+    pipe(128, 128, 16, 64, 64, 8, 16, 4, 1, 8),
+    pipe(256, 128, 16, 64, 64, 16, 8, 3, 1, 8),
+    pipe(128, 256, 16, 64, 64, 8, 16, 3, 1, 1),
 ]
 
 
@@ -117,6 +145,12 @@ def staging_maps(c: Cfg):
     assert AF4 * c.NT * 4 == c.BM * c.BK and BF4 * c.NT * 4 == c.BK * c.BN
     f_a = np.arange(c.NT)[:, None] + np.arange(AF4)[None, :] * c.NT
     f_b = np.arange(c.NT)[:, None] + np.arange(BF4)[None, :] * c.NT
+    if c.schedule == "cpasync1":  # V = 1 B map: row tid / TPR, float4s (tid % TPR) + i*TPR of it
+        tid = np.arange(c.NT)[:, None]
+        b_r = tid // c.TPR + 0 * np.arange(BF4)[None, :]
+        b_c = (tid % c.TPR) * 4 + np.arange(BF4)[None, :] * c.TPR * 4
+        assert c.TPR * c.BK == c.NT and BF4 * c.TPR * 4 == c.BN
+        return (f_a // KQ, (f_a % KQ) * 4), (b_r, b_c)
     return (f_a // KQ, (f_a % KQ) * 4), (f_b // NQ, (f_b % NQ) * 4)
 
 
@@ -148,7 +182,14 @@ def check_layout(c: Cfg) -> list[str]:
     wa = 1
     for warp in range(c.NT // 32):
         lanes = slice(warp * 32, (warp + 1) * 32)
-        if c.schedule == "cpasync":  # As[c_k][c_m + q*RSTEP], c_k = tid % BK, c_m = tid / BK
+        if c.schedule == "cpasync1":  # As[a_k + j*TPK][a_m + r*RSTEP], a_k = tid % TPK, a_m = tid / TPK
+            tid = np.arange(c.NT)[lanes]
+            tpk, rstep = c.TPK, c.NT // c.TPK
+            for j in range(c.BK // tpk):
+                for r in range(c.BM // rstep):
+                    addr = np.unique((tid % tpk + j * tpk) * LDA + tid // tpk + r * rstep)
+                    wa = max(wa, int(np.bincount(addr % 32, minlength=32).max()))
+        elif c.schedule == "cpasync":  # As[c_k][c_m + q*RSTEP], c_k = tid % BK, c_m = tid / BK
             tid = np.arange(c.NT)[lanes]
             for q in range(c.BM * c.BK // c.NT):
                 addr = np.unique((tid % c.BK) * LDA + tid // c.BK + q * (c.NT // c.BK))
@@ -159,6 +200,9 @@ def check_layout(c: Cfg) -> list[str]:
                     addr = np.unique((a_c[lanes, i] + j) * LDA + a_r[lanes, i])
                     wa = max(wa, int(np.bincount(addr % 32, minlength=32).max()))
     notes.append(f"A transposing STS: {wa}-way (1 = conflict-free)")
+    if c.schedule == "cpasync1":  # global side: rows of A per warp copy instruction
+        notes.append(f"A cp.async: {32 // c.TPK} row(s) x {c.TPK} k per warp instruction; "
+                     f"dynamic smem {smem_bytes_v1(c)} B")
     if c.schedule == "cpasync":  # global side: 128-byte lines touched per 4-byte copy instruction
         tid = np.arange(c.NT)
         lines = max(len(np.unique(((tid[w * 32:(w + 1) * 32] // c.BK) * 4096 + tid[w * 32:(w + 1) * 32] % c.BK) // 32))
@@ -230,6 +274,37 @@ def schedule_events(c: Cfg, nk: int):
             reads.append((rd, t, ph))
             rd = 0 if rd + 1 == S else rd + 1
         check(not pending, "copies issued but never waited for")
+    elif c.schedule == "cpasync1":
+        # pipe_v1: commit groups per slice (empty ones too), cp.async.wait_group S-2 = all but
+        # the newest S-2 groups complete; the barrier sits before each slice's last k-step.
+        S = c.STAGES
+        groups, done = [], set()  # (slice or None, buf, issue phase)
+
+        def wait(n):
+            for sl, b, p0 in groups[:len(groups) - n]:
+                if sl is not None and sl not in done:
+                    done.add(sl)
+                    writes.append((b, sl, p0, ph))  # in flight from p0 up to this phase
+
+        for s in range(S - 1):
+            groups.append((s if s < nk else None, s, ph))
+        wait(S - 2)
+        ph += 1  # __syncthreads
+        reads.append((0, 0, ph))  # frag(0, 0, 0)
+        rd, wr = 0, S - 1
+        for t in range(nk):
+            sl = t + S - 1
+            groups.append((sl if sl < nk else None, wr, ph))  # issue (if any) + commit
+            wr = 0 if wr + 1 == S else wr + 1
+            reads.append((rd, t, ph))  # k-steps 1 .. BK-1 of slice t
+            nx = 0 if rd + 1 == S else rd + 1
+            if t + 1 < nk:
+                wait(S - 2)
+                ph += 1  # __syncthreads before the last k-step
+                reads.append((nx, t + 1, ph))  # frag(nx, 0, 0)
+            rd = nx
+        check(done == set(range(nk)) or nk == 1 and done == {0}, f"slices never waited for: "
+              f"{sorted(set(range(nk)) - done)}")
     return writes, reads
 
 
@@ -248,6 +323,114 @@ def check_schedule(c: Cfg):
         check(sorted({r[1] for r in reads}) == list(range(nk)), f"{c.name} nk={nk}: not every slice read")
 
 
+
+# ---------------------------------------------------------------- V = 1 staging (pipe_v1's issue())
+def block_origins(c: Cfg, gx: int, gy: int) -> list[tuple[int, int]]:
+    """(bm, bn) of every launched block, in linear block order, as pipe_origin computes them
+    (unsigned arithmetic). Checks the grouping is a bijection onto the tiles."""
+    out = []
+    for by, bx in itertools.product(range(gy), range(gx)):
+        if c.GM > 1:
+            pid = by * gx + bx
+            band = c.GM * gx
+            first = (pid // band) * c.GM
+            rows = min(gy - first, c.GM)
+            inn = pid % band
+            out.append(((first + inn % rows) * c.BM, (inn // rows) * c.BN))
+        else:
+            out.append((by * c.BM, bx * c.BN))
+    check(sorted(out) == sorted((y * c.BM, x * c.BN) for y in range(gy) for x in range(gx)),
+          f"{c.name}: grouped block order is not a permutation of the tiles ({gx}x{gy})")
+    return out
+
+
+class StageV1:
+    """One block's copies, slice by slice, with the kernel's integer arithmetic: unchecked
+    copies (s < nk_fast) from running pointers that step only then, checked copies from
+    addresses computed afresh (the matrix start when the predicate is off)."""
+
+    def __init__(self, c: Cfg, M, N, K, bm, bn, vec):
+        self.c, self.M, self.N, self.K, self.bm, self.bn, self.vec = c, M, N, K, bm, bn, vec
+        NT, BK = c.NT, c.BK
+        self.TPK, self.TPR = c.TPK, c.TPR
+        self.KA, self.RSTEP = BK // self.TPK, NT // self.TPK
+        self.RA = c.BM // self.RSTEP
+        self.CPT = c.BN // 4 // self.TPR
+        check(self.KA * self.TPK == BK and self.RA * self.RSTEP == c.BM and self.CPT * self.TPR * 4 == c.BN,
+              "V1 copy maps do not split evenly")
+        tid = np.arange(NT)
+        self.a_k, self.a_m = tid % self.TPK, tid // self.TPK
+        self.a_rlim = np.where(self.a_m < M - bm, (M - bm - self.a_m + self.RSTEP - 1) // self.RSTEP, 0)
+        self.b_k, self.b_n = tid // self.TPR, (tid % self.TPR) * 4
+        self.nk_fast = K // BK if (vec and bm <= M - c.BM and bn <= N - c.BN) else 0
+        # running pointers (flat indices) of the unchecked copies
+        self.a_src = [(bm + self.a_m + r * self.RSTEP) * K + self.a_k for r in range(self.RA)]
+        self.b_src = self.b_k * N + bn + self.b_n
+
+    def slice(self, s, Af, Bf, A, B):
+        c, M, N, K, bm, bn = self.c, self.M, self.N, self.K, self.bm, self.bn
+        BK, BM, BN = c.BK, c.BM, c.BN
+        As = np.full((BK, BM), np.nan)
+        Bs = np.full((BK, BN), np.nan)
+        cntA = np.zeros((BK, BM), int)
+        cntB = np.zeros((BK, BN), int)
+        k0 = s * BK
+        fast = s < self.nk_fast
+        for j in range(self.KA):
+            for r in range(self.RA):
+                row, k = bm + self.a_m + r * self.RSTEP, k0 + self.a_k + j * self.TPK
+                if fast:
+                    idx = self.a_src[r] + j * self.TPK
+                    check((idx >= 0).all() and (idx < M * K).all(), "unchecked A copy outside A")
+                    check((idx // K == row).all() and (idx % K == k).all(), "unchecked A copy hits the wrong element")
+                    val = Af[idx]
+                else:
+                    ok = (k < K) & (r < self.a_rlim)
+                    idx = np.where(ok, row * K + k, 0)
+                    check((idx >= 0).all() and (idx < M * K).all(), "checked A copy address outside A")
+                    val = np.where(ok, Af[idx], 0.0)
+                inside = (row < M) & (k < K)
+                exp = np.where(inside, A[np.minimum(row, M - 1), np.minimum(k, K - 1)], 0.0)
+                check(np.array_equal(val, exp), "A staged value wrong (zero fill?)")
+                dk, dm = self.a_k + j * self.TPK, self.a_m + r * self.RSTEP
+                np.add.at(cntA, (dk, dm), 1)
+                As[dk, dm] = val
+        kb = k0 + self.b_k
+        for i in range(self.CPT):
+            col = bn + self.b_n + i * self.TPR * 4
+            if fast:
+                p = self.b_src + i * self.TPR * 4
+                check((p % 4 == 0).all(), "unchecked B float4 copy misaligned")
+                check(((p % N) + 3 < N).all() and (p + 3 < K * N).all() and (p >= 0).all(),
+                      "unchecked B float4 copy leaves its row or B")
+                check((p // N == kb).all() and (p % N == col).all(), "unchecked B copy hits the wrong element")
+            for e in range(4):
+                if fast:
+                    val = Bf[p + e]
+                elif self.vec:
+                    ok = (kb < K) & (col < N)
+                    q = np.where(ok, kb * N + col, 0)
+                    if e == 0:
+                        check((q % 4 == 0).all(), "checked B float4 copy misaligned")
+                        check((q[ok] % N + 3 < N).all(), "checked B float4 copy leaves its row")
+                    val = np.where(ok, Bf[q + e], 0.0)
+                else:
+                    ok = (kb < K) & (col + e < N)
+                    q = np.where(ok, kb * N + col + e, 0)
+                    check((q >= 0).all() and (q < K * N).all(), "checked B copy address outside B")
+                    val = np.where(ok, Bf[q], 0.0)
+                inside = (kb < K) & (col + e < N)
+                exp = np.where(inside, B[np.minimum(kb, K - 1), np.minimum(col + e, N - 1)], 0.0)
+                check(np.array_equal(val, exp), "B staged value wrong (zero fill?)")
+                np.add.at(cntB, (self.b_k, self.b_n + i * self.TPR * 4 + e), 1)
+                Bs[self.b_k, self.b_n + i * self.TPR * 4 + e] = val
+        if fast:  # only unchecked slices step the pointers
+            self.a_src = [p + BK for p in self.a_src]
+            self.b_src = self.b_src + BK * N
+        check((cntA == 1).all(), f"A tile slots written {cntA.min()}..{cntA.max()} times")
+        check((cntB == 1).all(), f"B tile slots written {cntB.min()}..{cntB.max()} times")
+        return As, Bs, fast
+
 # ---------------------------------------------------------------- full emulation
 def emulate(c: Cfg, M: int, N: int, K: int, vec: bool, rng) -> np.ndarray:
     A = rng.uniform(-1, 1, (M, K))
@@ -260,8 +443,8 @@ def emulate(c: Cfg, M: int, N: int, K: int, vec: bool, rng) -> np.ndarray:
     NT, BM, BN, BK = c.NT, c.BM, c.BN, c.BK
     nk = (K + BK - 1) // BK
     gx, gy = -(-N // BN), -(-M // BM)
-    for by, bx in itertools.product(range(gy), range(gx)):
-        bm, bn = by * BM, bx * BN
+    fast_slices = 0
+    for bm, bn in block_origins(c, gx, gy):
         # per-slot constants, as in the kernels
         a_in = bm + a_r < M
         a_klim = np.where(a_in, K - a_c, 0)
@@ -270,8 +453,17 @@ def emulate(c: Cfg, M: int, N: int, K: int, vec: bool, rng) -> np.ndarray:
         b_klim = np.where(b_nlim > 0, K - b_r, 0)
         b_p = b_r * N + bn + b_c  # += BK*N per slice
         acc = np.zeros((NT, c.TM, c.TN))
+        v1 = StageV1(c, M, N, K, bm, bn, vec) if c.schedule == "cpasync1" else None
         for t in range(nk):
             k0 = t * BK
+            if v1 is not None:
+                As, Bs, fast = v1.slice(t, Af, Bf, A, B)
+                fast_slices += fast
+                fa = As[:, rows]
+                fb = Bs[:, cols]
+                check(not np.isnan(fa).any() and not np.isnan(fb).any(), "fragment reads an unwritten slot")
+                acc += np.einsum("kti,ktj->tij", fa, fb)
+                continue
             As = np.full((BK, BM), np.nan)
             Bs = np.full((BK, BN), np.nan)
             cntA = np.zeros((BK, BM), int)
@@ -381,12 +573,14 @@ def emulate(c: Cfg, M: int, N: int, K: int, vec: bool, rng) -> np.ndarray:
     ref = A @ B
     err = np.abs(C.reshape(M, N) - ref).max() if M * N else 0.0
     check(err < 1e-9 * max(1, K), f"emulated C differs from A @ B by {err}")
-    return err
+    return fast_slices
 
 
 SHAPES = [(1, 1, 1), (45, 33, 70), (3, 5000, 2), (1, 4096, 7), (130, 260, 17), (128, 128, 8),
-          (200, 136, 44), (129, 132, 12), (256, 256, 64), (1000, 777, 1234), (260, 264, 36)]
-QUICK = [(1, 1, 1), (45, 33, 70), (1, 4096, 7), (200, 136, 44), (129, 132, 12), (256, 256, 64)]
+          (200, 136, 44), (129, 132, 12), (256, 256, 64), (1000, 777, 1234), (260, 264, 36),
+          (300, 520, 50), (512, 512, 48), (1157, 300, 20), (2100, 260, 16)]
+QUICK = [(1, 1, 1), (45, 33, 70), (1, 4096, 7), (200, 136, 44), (129, 132, 12), (256, 256, 64), (260, 264, 36),
+         (1157, 300, 20)]
 
 
 def main() -> int:
@@ -403,12 +597,13 @@ def main() -> int:
             for M, N, K in (QUICK if args.quick else SHAPES):
                 if not args.quick and (M, N, K) == (1000, 777, 1234) and c.name not in (
                         "mm_vec", "mm_warptile", "mm_pipe<128,128,8,32,64,8,8,2>",
-                        "mm_pipe<128,128,8,64,64,8,16,3>", "mm_pipe<128,256,8,64,64,8,16,2>"):
+                        "mm_pipe<128,128,8,64,64,8,16,3>", "mm_pipe<128,256,8,64,64,8,16,2>",
+                        "mm_pipe<128,256,16,64,64,8,16,3,1,8>"):
                     continue  # the big odd shape on one config per layout (time)
                 can_vec = (K % 4 == 0) and (N % 4 == 0)
                 for vec in ([True, False] if can_vec else [False]):
-                    emulate(c, M, N, K, vec, rng)
-                    lines.append(f"{M}x{N}x{K}{'v' if vec else 's'}")
+                    nf = emulate(c, M, N, K, vec, rng)
+                    lines.append(f"{M}x{N}x{K}{'v' if vec else 's'}" + (f"[{nf}f]" if nf else ""))
             print(f"OK   {c.name:36s} NT={c.NT:3d} {'; '.join(notes)}")
             print(f"     schedule {c.schedule}{'' if c.schedule == 'single' else f' STAGES={c.STAGES}'}"
                   f"{' frag-db' if c.schedule != 'single' and c.frag_db else ''}: race-free for 1..8 slices; "

@@ -40,12 +40,26 @@ def cached(rung: Rung, device: DeviceInfo) -> dict | None:
     return None
 
 
+# Shared memory one block may opt into, bytes, by compute capability (CUDA C++ Programming Guide,
+# "Technical Specifications per Compute Capability"); an unknown one gets the 48 KB every GPU allows.
+SMEM_OPTIN = {(7, 0): 96 * 1024, (7, 2): 96 * 1024, (7, 5): 64 * 1024, (8, 0): 163 * 1024, (8, 6): 99 * 1024,
+              (8, 7): 163 * 1024, (8, 9): 99 * 1024, (9, 0): 227 * 1024, (10, 0): 227 * 1024,
+              (10, 3): 227 * 1024, (12, 0): 99 * 1024}
+
+
+def fits(v: Variant, device: DeviceInfo) -> bool:
+    """Whether the variant's dynamic shared memory is within what a block may have on this device."""
+    return v.shared_mem <= SMEM_OPTIN.get(tuple(device.cc), 48 * 1024)
+
+
 def choose(rung: Rung, device: DeviceInfo) -> tuple[Rung, dict]:
-    """The rung with its tuned (or default) variant applied, and what to record about the choice."""
+    """The rung with its tuned (or default) variant applied, and what to record about the choice.
+    The default is the first variant that fits the device's shared memory (the first of all if none does)."""
     if not rung.variants:
         return rung, {}
     entry = cached(rung, device)
-    label = entry["winner"] if entry else rung.variants[0].label
+    default = next((v for v in rung.variants if fits(v, device)), rung.variants[0])
+    label = entry["winner"] if entry else default.label
     v = next(v for v in rung.variants if v.label == label)
     info = {"config": v.label, "tuned": bool(entry), "tried": entry["tried"] if entry else 0,
             "candidates": len(rung.variants), "tuned_at_n": entry["n"] if entry else None}
@@ -58,6 +72,11 @@ def search(rung: Rung, device: DeviceInfo, measure: Callable[[Rung], float | Non
     say = progress or (lambda _m: None)
     times: dict[str, float | None] = {}
     for i, v in enumerate(rung.variants):
+        if not fits(v, device):
+            say(f"tune {rung.name}: {v.label} ({i + 1}/{len(rung.variants)}) skipped: needs {v.shared_mem} bytes "
+                f"of shared memory per block")
+            times[v.label] = None
+            continue
         say(f"tune {rung.name}: {v.label} ({i + 1}/{len(rung.variants)})")
         times[v.label] = measure(rung.with_variant(v))
     ok = {k: t for k, t in times.items() if t}
