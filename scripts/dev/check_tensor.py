@@ -57,12 +57,19 @@ KERNELS = [
 # sm_90a only (launched on cc 9.0 devices)
 KERNELS_90A = [
     _k("mm_wgmma_3xtf32", "rungs/wgmma_3xtf32.cu", "fp32", 256, (128, 128), 66560, "wgmma_3xtf32", "sm_90a"),
+    _k("mm_wgmma_3xtf32_lateb", "rungs/wgmma_3xtf32.cu", "fp32", 256, (128, 128), 66560, "wgmma_3xtf32", "sm_90a"),
     _k("mm_wgmma_tf32", "rungs/wgmma_3xtf32.cu", "tf32", 256, (128, 128), 66560, "wgmma_tf32", "sm_90a"),
     _k("mm_wgmma_tf32_n256", "rungs/wgmma_3xtf32.cu", "tf32", 256, (256, 128), 66560, "wgmma_tf32", "sm_90a"),
     _k("mm_wgmma_bf16", "rungs/wgmma_bf16.cu", "bf16", 256, (128, 256), 4 * 49152 + 1024, "wgmma_bf16", "sm_90a"),
     _k("mm_wgmma_bf16_wg3", "rungs/wgmma_bf16.cu", "bf16", 384, (192, 256), 4 * 57344 + 1024, "wgmma_bf16",
        "sm_90a"),
     _k("mm_wgmma_bf16_wg3_s3", "rungs/wgmma_bf16.cu", "bf16", 384, (192, 256), 3 * 57344 + 1024, "wgmma_bf16",
+       "sm_90a"),
+    _k("mm_wgmma_bf16_ws", "rungs/wgmma_bf16.cu", "bf16", 384, (128, 256), 4 * 49152 + 1024, "wgmma_bf16", "sm_90a"),
+    # diagnostics, not rung variants: no proxy fence between cp.async and wgmma (see wgmma_bf16.cu)
+    _k("mm_wgmma_bf16_nofence", "rungs/wgmma_bf16.cu", "bf16", 256, (128, 256), 4 * 49152 + 1024, "diagnostic",
+       "sm_90a"),
+    _k("mm_wgmma_bf16_wg3_nofence", "rungs/wgmma_bf16.cu", "bf16", 384, (192, 256), 4 * 57344 + 1024, "diagnostic",
        "sm_90a"),
 ]
 

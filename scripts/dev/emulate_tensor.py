@@ -376,9 +376,11 @@ def clayout_64xN(t, v):
     return idx % 64, idx // 64
 
 
-def load_tile_wg(mem16, slot, A16, B16, M, N, K, bm, bn, kt, vec, wgs=2):
+def load_tile_wg(mem16, slot, A16, B16, M, N, K, bm, bn, kt, vec, wgs=2, threads=None):
+    """The loader of THREADS threads (default 128 * wgs; the warp-specialized kernel: 128)."""
     c = WGCfg
-    threads, BM = 128 * wgs, 64 * wgs
+    BM = 64 * wgs
+    threads = threads or 128 * wgs
     a_bytes = BM * c.BK * 2
     k0 = kt * c.BK
     sa, sb = slot, slot + a_bytes
@@ -415,8 +417,9 @@ def load_tile_wg(mem16, slot, A16, B16, M, N, K, bm, bn, kt, vec, wgs=2):
                     B16[(k0 + r) * N + bn + n] if ok else 0
 
 
-def run_wgmma_kernel(A16, B16, M, N, K, C, wgs=2, stages=4):
-    """mm_wgmma_bf16 (wgs 2) and mm_wgmma_bf16_wg3* (wgs 3): BM = 64 * wgs, GROUP_M 16."""
+def run_wgmma_kernel(A16, B16, M, N, K, C, wgs=2, stages=4, loader_threads=None):
+    """mm_wgmma_bf16 (wgs 2), mm_wgmma_bf16_wg3* (wgs 3): BM = 64 * wgs, GROUP_M 16;
+    mm_wgmma_bf16_ws: wgs 2 consumer warpgroups, the tile loaded by 128 producer threads."""
     c = WGCfg
     BM = 64 * wgs
     a_bytes = BM * c.BK * 2
@@ -433,7 +436,7 @@ def run_wgmma_kernel(A16, B16, M, N, K, C, wgs=2, stages=4):
         D = np.zeros((wgs, 64, 256))
         for kt in range(KT):
             slot = ring + (kt % stages) * stage_bytes
-            load_tile_wg(mem16, slot, A16, B16, M, N, K, bm, bn, kt, vec, wgs)
+            load_tile_wg(mem16, slot, A16, B16, M, N, K, bm, bn, kt, vec, wgs, loader_threads)
             for wg in range(wgs):
                 a0, b0 = slot + wg * 64 * 128, slot + a_bytes
                 for kk in range(c.BK // 16):
@@ -632,9 +635,10 @@ def main() -> int:
         ref = bf16_value(A16) @ bf16_value(B16)
         ok &= check(f"mma_bf16 K={K}", buf, ref, M, N, 1e-12)
         if (M, N, K) in WG_SHAPES:
-            for kname, wgs, stages in (("mm_wgmma_bf16", 2, 4), ("mm_wgmma_bf16_wg3", 3, 4)):
+            for kname, wgs, stages, lt in (("mm_wgmma_bf16", 2, 4, None), ("mm_wgmma_bf16_wg3", 3, 4, None),
+                                           ("mm_wgmma_bf16_ws", 2, 4, 128)):
                 buf = guarded(M, N)
-                run_wgmma_kernel(A16.ravel(), B16.ravel(), M, N, K, buf[GUARD:-GUARD], wgs, stages)
+                run_wgmma_kernel(A16.ravel(), B16.ravel(), M, N, K, buf[GUARD:-GUARD], wgs, stages, lt)
                 ok &= check(f"{kname} K={K}", buf, ref, M, N, 1e-12)
         Ab_, Bb_ = Ar, Br
         As_ = tf32_rna(A - Ab_.astype(np.float32)).astype(np.float64)

@@ -31,6 +31,13 @@ _WGB_VARIANTS = (
     Variant("192x256x64 3 warpgroups stages 4", "mm_wgmma_bf16_wg3", (384, 1, 1), _tiles(192, 256), 4 * 57344 + 1024),
     Variant("192x256x64 3 warpgroups stages 3", "mm_wgmma_bf16_wg3_s3", (384, 1, 1), _tiles(192, 256),
             3 * 57344 + 1024),
+    Variant("128x256x64 producer + 2 consumer warpgroups stages 4", "mm_wgmma_bf16_ws", (384, 1, 1),
+            _tiles(128, 256), 4 * 49152 + 1024),
+)
+# wgmma_3xtf32.cu's 3xTF32 kernels: B's next values loaded a whole iteration ahead, or after the fence
+_W3_VARIANTS = (
+    Variant("128x128x32 B loads early", "mm_wgmma_3xtf32", (256, 1, 1), _tiles(128, 128), 66560),
+    Variant("128x128x32 B loads after the fence", "mm_wgmma_3xtf32_lateb", (256, 1, 1), _tiles(128, 128), 66560),
 )
 # wgmma_3xtf32.cu's TF32 kernels: 128×128 with a per-k-tile flush, or 256×128 accumulating in the wgmma chain
 _WGT_VARIANTS = (
@@ -82,7 +89,7 @@ WGMMA_3XTF32 = Rung(
     name="wgmma_3xtf32", title="wgmma 3xTF32 (Hopper, FP32-accurate)", stage="tensor cores", precision="3xtf32",
     source="rungs/wgmma_3xtf32.cu", kernel="mm_wgmma_3xtf32", block=(256, 1, 1), grid=_tiles(128, 128),
     shared_mem=66560, loads_per_fma=_loads(128, 128), requires_cc=(9, 0), exact_cc=True,
-    options=("-arch=sm_90a",),
+    options=("-arch=sm_90a",), variants=_W3_VARIANTS,
     explain="3xTF32 on Hopper's warpgroup MMA. TF32 wgmma reads both operands K-major, so the kernel computes "
             "C^T = B^T·A^T: slices of B go straight from global memory into the register operand (split there "
             "into TF32 high and residual parts), and A's rows, split the same way, are stored into 128-byte-"

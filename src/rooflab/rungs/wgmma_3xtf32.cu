@@ -33,18 +33,22 @@
 // 64w..64w+63 of the block for all BM rows):
 //   1. wgmma.fence; the k-tile's wgmma (4 k8 steps x PRODUCTS) on slot kt%2 and the
 //      fragment registers; commit.
-//   2. while they run: split the A chunks of tile kt+1 (in registers since the last
-//      iteration) into slot (kt+1)%2, then issue the global loads of tile kt+2's A chunks.
-//      Slot (kt+1)%2 was last read by tile kt-1's wgmma, which every warpgroup had waited
-//      for before the barrier that ended the previous iteration.
-//   3. wgmma.wait_group 0 (the fragment registers and the partial are free again);
+//   2. barrier 1: every thread has passed step 5 of the last iteration, so every
+//      warpgroup's wgmma of tile kt-1 has completed and slot (kt+1)%2 is free.
+//   3. split the A chunks of tile kt+1 (in registers since the last iteration) into slot
+//      (kt+1)%2.
+//   4. fence.proxy.async (the generic-proxy st.shared -> visible to wgmma's async proxy);
+//      barrier 2: slot (kt+1)%2 is complete for every warpgroup. Then issue the global
+//      loads of tile kt+2's A chunks (after the fence: ptxas emits it as MEMBAR.ALL.CTA +
+//      FENCE.VIEW.ASYNC.S, and the MEMBAR may wait for loads still in flight).
+//   5. wgmma.wait_group 0 (the fragment registers and the partial are free again);
 //      FLUSH: acc += part.
-//   4. split tile kt+1's B values (in registers since the last iteration) into the
-//      fragment registers; issue the global loads of tile kt+2's B values.
-//   5. fence.proxy.async (the generic-proxy st.shared of step 2 -> visible to wgmma's
-//      async proxy); __syncthreads.
-// So each global load has one full iteration to arrive, and the tensor cores idle only
-// across steps 3-5 and the barrier.
+//   6. split tile kt+1's B values (in registers since the last iteration) into the
+//      fragment registers; issue the global loads of tile kt+2's B values. (LATE_B, kernel
+//      mm_wgmma_3xtf32_lateb: tile kt+1's B loads are issued after the fence of step 4
+//      instead, so no load is in flight across a fence, but they have only step 5 to arrive.)
+// Both barriers fall while the tensor cores work; they idle only across steps 5-6 (the
+// flush and the B split). Each global load has one full iteration to arrive.
 //
 // Shapes: any M, N, K >= 1. 16-byte loads of A when K % 4 == 0 (and A 16-byte aligned),
 // 8-byte loads of B when N % 2 == 0 (and B 8-byte aligned), else per element; out-of-range
@@ -52,10 +56,11 @@
 // (float2 when N is even).
 // Kernels (extern "C"):
 //   mm_wgmma_3xtf32       3xTF32, BM = 128 (wgmma m64n128k8), FLUSH          tile 128 x 128
+//   mm_wgmma_3xtf32_lateb the same with LATE_B (see step 6)
 //   mm_wgmma_tf32         TF32 (both operands cvt.rna-rounded), BM = 128, FLUSH
 //   mm_wgmma_tf32_n256    TF32, BM = 256 (m64n256k8), no flush (acc in the wgmma chain)
 // Launch: block 256, grid (cdiv(M,BM) * cdiv(N,128), 1, 1), dynamic shared memory
-// MM_WGMMA_3XTF32_SMEM = 66560 bytes for all three (2 slots x {big, small} x 16 KB, or
+// MM_WGMMA_3XTF32_SMEM = 66560 bytes for all four (2 slots x {big, small} x 16 KB, or
 // 2 x 32 KB, + 1024 to align the slots to 1024 B): set max_dynamic_shared_size_bytes.
 // Compile with -arch=sm_90a; for any other target the bodies are empty.
 
@@ -86,6 +91,9 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// a block-wide barrier on a named barrier (0 is __syncthreads'): all W3_THREADS threads
+template <int ID>
+__device__ __forceinline__ void named_barrier() { asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(W3_THREADS) : "memory"); }
 
 // keep the compiler from moving register reads/writes across the asynchronous MMAs, and
 // keep the fragment registers allocated until the MMAs that read them have completed
@@ -197,7 +205,7 @@ __device__ __forceinline__ void wgmma_rs(float (&d)[BM / 2], const unsigned (&a)
 
 // BM: rows of C per block (= wgmma N); PRODUCTS: 3 (3xTF32) or 1 (TF32); FLUSH: partial
 // accumulator per k-tile added with RN FADDs (needs 2 x BM/2 accumulator registers)
-template <int BM, int PRODUCTS, bool FLUSH>
+template <int BM, int PRODUCTS, bool FLUSH, bool LATE_B = false>
 __device__ __forceinline__ void body(const float* A, const float* B, float* C, int M, int N, int K)
 {
     constexpr int CH = BM * 8 / W3_THREADS;        // 16-byte A chunks per thread per k-tile
@@ -325,7 +333,7 @@ __device__ __forceinline__ void body(const float* A, const float* B, float* C, i
     split_b();
     if (KT > 1) {
         load_a(1);
-        load_b(1);
+        if constexpr (!LATE_B) load_b(1);
     }
     fence_proxy_async();
     __syncthreads();
@@ -358,12 +366,21 @@ __device__ __forceinline__ void body(const float* A, const float* B, float* C, i
             }
         }
         wgmma_commit();
-        // 2. next tile's A parts into the other slot, then the loads of the tile after
-        if (kt + 1 < KT) {
-            store_a((kt + 1) & 1);
-            if (kt + 2 < KT) load_a(kt + 2);
+        // 2. every thread has waited for tile kt-1's MMAs (step 5 of the last iteration), so
+        //    slot (kt+1)%2 is free
+        named_barrier<1>();
+        // 3. next tile's A parts into it
+        if (kt + 1 < KT) store_a((kt + 1) & 1);
+        // 4. the new slot complete and visible to every warpgroup's wgmma (async proxy); then
+        //    the loads of the tile after next (issued after the fence, whose MEMBAR would
+        //    otherwise wait for them)
+        fence_proxy_async();
+        named_barrier<2>();
+        if (kt + 2 < KT) load_a(kt + 2);
+        if constexpr (LATE_B) {
+            if (kt + 1 < KT) load_b(kt + 1);  // needed at step 6: only the wait in between
         }
-        // 3. wait for the MMAs; flush the partial
+        // 5. wait for the MMAs; flush the partial
         wgmma_wait0();
         fence_u(fb);
         if constexpr (PRODUCTS == 3) fence_u(fs);
@@ -374,14 +391,13 @@ __device__ __forceinline__ void body(const float* A, const float* B, float* C, i
         } else {
             fence_f(acc);
         }
-        // 4. next tile's fragments, then the loads of the tile after
+        // 6. next tile's fragments, then the loads of the tile after
         if (kt + 1 < KT) {
             split_b();
-            if (kt + 2 < KT) load_b(kt + 2);
+            if constexpr (!LATE_B) {
+                if (kt + 2 < KT) load_b(kt + 2);  // a whole iteration to arrive, across one fence
+            }
         }
-        // 5. the new slot visible to every warpgroup's wgmma
-        fence_proxy_async();
-        __syncthreads();
     }
 
     // accumulator layout (CUTLASS CLayout_64xN): acc[v], v = v0 + 2 v1 + 4 v2, is fragment
@@ -413,6 +429,14 @@ mm_wgmma_3xtf32(const float* A, const float* B, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     w3::body<128, 3, true>(A, B, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(W3_THREADS, 1)
+mm_wgmma_3xtf32_lateb(const float* A, const float* B, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    w3::body<128, 3, true, true>(A, B, C, M, N, K);
 #endif
 }
 
