@@ -40,38 +40,34 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-# name, file, precision ("fp32" = 3xTF32: FP32 reference), block, (BM, BN), dynamic shared
-# bytes, arch ("sm_90a" or None: the device's), rung (which rung it is the kernel or a variant of)
-def _k(name, file, prec, block, tile, smem, rung, arch=None):
-    return {"name": name, "file": file, "prec": prec, "block": block, "tile": tile, "smem": smem, "rung": rung,
-            "arch": arch}
+def kernel_list() -> tuple[list[dict], list[dict]]:
+    """The kernels to check, straight from the rung records (rooflab/rungs/tensor.py): each
+    source rung's kernel, or each of its variants, with the block, grid, shared memory and
+    options the harness will launch it with; plus the diagnostics below. Returns (kernels for
+    any sm_80+ device, kernels that need sm_90a)."""
+    sys.path.insert(0, str(SRC.parent))
+    from rooflab.rungs.tensor import TENSOR_RUNGS
 
-
-KERNELS = [
-    _k("mm_tf32", "rungs/mma_tf32.cu", "tf32", 256, (128, 256), 156672, "mma_tf32"),
-    _k("mm_3xtf32", "rungs/mma_3xtf32.cu", "fp32", 256, (128, 128), 4 * 35840, "mma_3xtf32"),
-    _k("mm_3xtf32_s3", "rungs/mma_3xtf32.cu", "fp32", 256, (128, 128), 3 * 35840, "mma_3xtf32"),
-    _k("mm_3xtf32_s5", "rungs/mma_3xtf32.cu", "fp32", 256, (128, 128), 5 * 35840, "mma_3xtf32"),
-    _k("mm_bf16", "rungs/mma_bf16.cu", "bf16", 256, (128, 256), 108544, "mma_bf16"),
-]
-# sm_90a only (launched on cc 9.0 devices)
-KERNELS_90A = [
-    _k("mm_wgmma_3xtf32", "rungs/wgmma_3xtf32.cu", "fp32", 256, (128, 128), 66560, "wgmma_3xtf32", "sm_90a"),
-    _k("mm_wgmma_3xtf32_lateb", "rungs/wgmma_3xtf32.cu", "fp32", 256, (128, 128), 66560, "wgmma_3xtf32", "sm_90a"),
-    _k("mm_wgmma_tf32", "rungs/wgmma_3xtf32.cu", "tf32", 256, (128, 128), 66560, "wgmma_tf32", "sm_90a"),
-    _k("mm_wgmma_tf32_n256", "rungs/wgmma_3xtf32.cu", "tf32", 256, (256, 128), 66560, "wgmma_tf32", "sm_90a"),
-    _k("mm_wgmma_bf16", "rungs/wgmma_bf16.cu", "bf16", 256, (128, 256), 4 * 49152 + 1024, "wgmma_bf16", "sm_90a"),
-    _k("mm_wgmma_bf16_wg3", "rungs/wgmma_bf16.cu", "bf16", 384, (192, 256), 4 * 57344 + 1024, "wgmma_bf16",
-       "sm_90a"),
-    _k("mm_wgmma_bf16_wg3_s3", "rungs/wgmma_bf16.cu", "bf16", 384, (192, 256), 3 * 57344 + 1024, "wgmma_bf16",
-       "sm_90a"),
-    _k("mm_wgmma_bf16_ws", "rungs/wgmma_bf16.cu", "bf16", 384, (128, 256), 4 * 49152 + 1024, "wgmma_bf16", "sm_90a"),
+    plain, sm90a = [], []
+    for rung in TENSOR_RUNGS:
+        if rung.source is None:
+            continue  # cuBLAS: the peers below
+        for v in rung.variants or (None,):
+            r = rung.with_variant(v) if v else rung
+            meta = {"name": r.kernel, "file": r.source, "prec": "fp32" if r.precision == "3xtf32" else r.precision,
+                    "block": r.block, "grid": r.grid, "smem": r.shared_mem, "rung": rung.name,
+                    "arch": "sm_90a" if "-arch=sm_90a" in r.options else None}
+            (sm90a if meta["arch"] else plain).append(meta)
     # diagnostics, not rung variants: no proxy fence between cp.async and wgmma (see wgmma_bf16.cu)
-    _k("mm_wgmma_bf16_nofence", "rungs/wgmma_bf16.cu", "bf16", 256, (128, 256), 4 * 49152 + 1024, "diagnostic",
-       "sm_90a"),
-    _k("mm_wgmma_bf16_wg3_nofence", "rungs/wgmma_bf16.cu", "bf16", 384, (192, 256), 4 * 57344 + 1024, "diagnostic",
-       "sm_90a"),
-]
+    for name, threads, bm, smem in (("mm_wgmma_bf16_nofence", 256, 128, 4 * 49152 + 1024),
+                                    ("mm_wgmma_bf16_wg3_nofence", 384, 192, 4 * 57344 + 1024)):
+        sm90a.append({"name": name, "file": "rungs/wgmma_bf16.cu", "prec": "bf16", "block": (threads, 1, 1),
+                      "grid": lambda m, n, k, bm=bm: (cdiv(m, bm) * cdiv(n, 256), 1, 1), "smem": smem,
+                      "rung": "diagnostic", "arch": "sm_90a"})
+    return plain, sm90a
+
+
+KERNELS, KERNELS_90A = kernel_list()
 
 
 # ------------------------------------------------------------------------------- helpers
@@ -163,9 +159,8 @@ class Compiled:
         self.label = meta["name"]
 
     def launcher(self, m, n, k):
-        bm, bn = self.meta["tile"]
-        grid = (cdiv(m, bm) * cdiv(n, bn), 1, 1)
-        block = (self.meta["block"], 1, 1)
+        grid = tuple(self.meta["grid"](m, n, k))
+        block = tuple(self.meta["block"])
 
         def launch(a, b, c):
             self.fn(grid, block, (a, b, c, np.int32(m), np.int32(n), np.int32(k)), shared_mem=self.smem)
@@ -274,8 +269,8 @@ def child(name: str, peer_ms: dict, sizes: list[int]) -> int:
         return 1
     res["compiled"] = True
     print(f"compiled {name:22s} in {time.time() - t0:5.1f} s, {kern.attr('num_regs')} registers, "
-          f"{kern.attr('local_size_bytes')} B local, {kern.smem} B dynamic shared, block {meta['block']}, "
-          f"tile {meta['tile'][0]}x{meta['tile'][1]}")
+          f"{kern.attr('local_size_bytes')} B local, {kern.smem} B dynamic shared, block {meta['block'][0]}, "
+          f"grid at 4096^3 {meta['grid'](4096, 4096, 4096)[0]} ({meta['rung']})")
     all_pass = True
     for (m, n, k) in SHAPES:
         prob = Problem(cp, m, n, k, refs=True)
