@@ -135,15 +135,28 @@ def raster(pid: int, grid_m: int, grid_n: int, group_m: int = 8) -> tuple[int, i
 
 # ---------------------------------------------------------------- the TF32 / 3xTF32 kernels
 class TF32Cfg:
+    """mma_tf32.cu: 128 x 256 x 32 block tile, 8 warps 2 x 4 of 64 x 64."""
     BM, BN, BK, STAGES, WARPS_N, WM, WN = 128, 256, 32, 3, 4, 64, 64
     A_LD, B_LD = BK + 4, BN + 8
     A_STAGE, B_STAGE = BM * A_LD, BK * B_LD
+    A_ROWS_PER_PASS, B_ROWS_PER_PASS = 32, 4  # loader: 256 threads per pass
+
+
+class X3Cfg:
+    """mma_3xtf32.cu: 128 x 128 x 32 block tile, 8 warps 2 x 4 of 64 x 32, per-k-tile flush."""
+    BM, BN, BK, STAGES, WARPS_N, WM, WN = 128, 128, 32, 4, 4, 64, 32
+    A_LD, B_LD = BK + 4, BN + 8
+    A_STAGE, B_STAGE = BM * A_LD, BK * B_LD
+    A_ROWS_PER_PASS, B_ROWS_PER_PASS = 32, 8
 
 
 def run_tf32_kernel(A: np.ndarray, B: np.ndarray, M: int, N: int, K: int, mode: str,
                     C: np.ndarray) -> None:
-    """mode 'tf32' (cvt.rna both operands) or '3x' (split, three MMAs). A, B float32 flat."""
-    c = TF32Cfg
+    """mode 'tf32' (mma_tf32.cu: cvt.rna both operands) or '3x' (mma_3xtf32.cu: split, three
+    MMAs per tile into a partial that starts from zero every k-tile, then added to the
+    accumulator). A, B float32 flat."""
+    c = TF32Cfg if mode == "tf32" else X3Cfg
+    mt, nt = c.WM // 16, c.WN // 8
     grid_m, grid_n = -(-M // c.BM), -(-N // c.BN)
     vec = K % 4 == 0 and N % 4 == 0
     KT = -(-K // c.BK)
@@ -152,38 +165,42 @@ def run_tf32_kernel(A: np.ndarray, B: np.ndarray, M: int, N: int, K: int, mode: 
         bm, bn = pm * c.BM, pn * c.BN
         # the whole ring, float32 (NaN: a fragment read from a never-written slot shows up)
         smem = np.full(c.STAGES * (c.A_STAGE + c.B_STAGE), np.nan, dtype=np.float32)
-        acc = np.zeros((8, 4, 8, 32, 4))  # warp, mi, nj, lane, reg
+        acc = np.zeros((8, mt, nt, 32, 4))  # warp, mi, nj, lane, reg
         for kt in range(KT):
             s = kt % c.STAGES
-            load_tile_tf32(smem, A, B, M, N, K, bm, bn, kt, s, vec)
+            load_tile_tf32(c, smem, A, B, M, N, K, bm, bn, kt, s, vec)
             mem16 = smem.view(np.uint16)
             for warp in range(8):
                 wm, wn = warp // c.WARPS_N, warp % c.WARPS_N
                 a_off = (wm * c.WM + LANE % 16) * c.A_LD + (LANE // 16) * 4
                 b_off = T * c.B_LD + wn * c.WN + G
                 as_, bs_ = s * c.A_STAGE, c.STAGES * c.A_STAGE + s * c.B_STAGE
+                part = np.full((mt, nt, 32, 4), np.nan)
                 for kk in range(c.BK // 8):
                     af = []
-                    for i in range(4):
+                    for i in range(mt):
                         addr = (as_ + a_off + i * 16 * c.A_LD + kk * 8) * 4
-                        note_ldmatrix("tf32 A ldmatrix", addr)
+                        note_ldmatrix(f"{mode} A ldmatrix", addr)
                         af.append(ldmatrix_x4(mem16, addr))
                     bf = []
-                    for j in range(8):
+                    for j in range(nt):
                         i0 = bs_ + b_off + kk * 8 * c.B_LD + j * 8
                         i1 = bs_ + b_off + (kk * 8 + 4) * c.B_LD + j * 8
-                        note_lds32("tf32 B lds32", i0 * 4)
+                        note_lds32(f"{mode} B lds32", i0 * 4)
                         bf.append(np.stack([smem[i0], smem[i1]], axis=1).view(np.uint32))
-                    for i in range(4):
-                        for j in range(8):
+                    for i in range(mt):
+                        for j in range(nt):
                             if mode == "tf32":
                                 acc[warp, i, j] = mma_tf32(acc[warp, i, j], rna_bits(af[i]), rna_bits(bf[j]))
                             else:
                                 ab, as3 = split_bits(af[i])
                                 bb, bs3 = split_bits(bf[j])
-                                d = mma_tf32(acc[warp, i, j], as3, bb)
+                                start = np.zeros((32, 4)) if kk == 0 else part[i, j]
+                                d = mma_tf32(start, as3, bb)
                                 d = mma_tf32(d, ab, bs3)
-                                acc[warp, i, j] = mma_tf32(d, ab, bb)
+                                part[i, j] = mma_tf32(d, ab, bb)
+                if mode != "tf32":
+                    acc[warp] += part  # the flush: one FADD per output per k-tile
         store_c(C, acc, M, N, bm, bn, c.WARPS_N, c.WM, c.WN)
 
 
@@ -199,23 +216,23 @@ def split_bits(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return big, small
 
 
-def load_tile_tf32(smem, A, B, M, N, K, bm, bn, kt, s, vec):
-    c = TF32Cfg
+def load_tile_tf32(c, smem, A, B, M, N, K, bm, bn, kt, s, vec):
     k0 = kt * c.BK
     a_base, b_base = s * c.A_STAGE, c.STAGES * c.A_STAGE + s * c.B_STAGE
     for tid in range(256):
         if vec:
             ar, ac = tid // (c.BK // 4), (tid % (c.BK // 4)) * 4
             br, bc = tid // (c.BN // 4), (tid % (c.BN // 4)) * 4
-            for i in range(4):
-                ok = k0 + ac < K and bm + ar + i * 32 < M
-                dst = a_base + (ar + i * 32) * c.A_LD + ac
-                src = (bm + ar + i * 32) * K + k0 + ac
+            ra, rb = c.A_ROWS_PER_PASS, c.B_ROWS_PER_PASS
+            for i in range(c.BM // ra):
+                ok = k0 + ac < K and bm + ar + i * ra < M
+                dst = a_base + (ar + i * ra) * c.A_LD + ac
+                src = (bm + ar + i * ra) * K + k0 + ac
                 smem[dst:dst + 4] = A[src:src + 4] if ok else 0.0
-            for i in range(8):
-                ok = bn + bc < N and k0 + br + i * 4 < K
-                dst = b_base + (br + i * 4) * c.B_LD + bc
-                src = (k0 + br + i * 4) * N + bn + bc
+            for i in range(c.BK // rb):
+                ok = bn + bc < N and k0 + br + i * rb < K
+                dst = b_base + (br + i * rb) * c.B_LD + bc
+                src = (k0 + br + i * rb) * N + bn + bc
                 smem[dst:dst + 4] = B[src:src + 4] if ok else 0.0
         else:
             for e in range(tid, c.BM * c.BK, 256):
@@ -230,6 +247,7 @@ def load_tile_tf32(smem, A, B, M, N, K, bm, bn, kt, s, vec):
 
 def store_c(C, acc, M, N, bm, bn, warps_n, WM, WN):
     """The epilogue's predicates; C is guarded (NaN-filled with sentinels around it)."""
+    assert acc.shape[1:3] == (WM // 16, WN // 8)
     for warp in range(8):
         wm, wn = warp // warps_n, warp % warps_n
         for i in range(WM // 16):
@@ -358,62 +376,75 @@ def clayout_64xN(t, v):
     return idx % 64, idx // 64
 
 
-def load_tile_wg(mem16, slot, A16, B16, M, N, K, bm, bn, kt, vec):
+def load_tile_wg(mem16, slot, A16, B16, M, N, K, bm, bn, kt, vec, wgs=2, threads=None):
+    """The loader of THREADS threads (default 128 * wgs; the warp-specialized kernel: 128)."""
     c = WGCfg
+    BM = 64 * wgs
+    threads = threads or 128 * wgs
+    a_bytes = BM * c.BK * 2
     k0 = kt * c.BK
-    sa, sb = slot, slot + c.A_BYTES
-    for tid in range(c.THREADS):
+    sa, sb = slot, slot + a_bytes
+    rpp = threads // 32  # B k-rows per pass; 3 warpgroups: 5 full passes and a partial one
+    for tid in range(threads):
         if vec:
             cc = tid % 8
-            for i in range(c.BM * 8 // c.THREADS):
-                m = tid // 8 + i * (c.THREADS // 8)
+            for i in range(BM * 8 // threads):
+                m = tid // 8 + i * (threads // 8)
                 ok = k0 + cc * 8 < K and bm + m < M
                 dst = (sa + m * 128 + ((cc ^ (m & 7)) << 4)) // 2
                 src = (bm + m) * K + k0 + cc * 8
                 mem16[dst:dst + 8] = A16[src:src + 8] if ok else 0
             cn = tid % 32
             pnl, c8 = cn // 8, cn % 8
-            for i in range(c.BK * 32 // c.THREADS):
-                r = tid // 32 + i * (c.THREADS // 32)
+            for i in range(-(-c.BK // rpp)):
+                r = tid // 32 + i * rpp
+                if (i + 1) * rpp > c.BK and r >= c.BK:
+                    break
                 ok = bn + cn * 8 < N and k0 + r < K
                 dst = (sb + pnl * c.PANEL + r * 128 + ((c8 ^ (r & 7)) << 4)) // 2
                 src = (k0 + r) * N + bn + cn * 8
                 mem16[dst:dst + 8] = B16[src:src + 8] if ok else 0
         else:
-            for e in range(tid, c.BM * c.BK, c.THREADS):
+            for e in range(tid, BM * c.BK, threads):
                 m, kc = e // c.BK, e % c.BK
                 ok = bm + m < M and k0 + kc < K
                 mem16[(sa + m * 128 + (((kc // 8) ^ (m & 7)) << 4) + (kc % 8) * 2) // 2] = \
                     A16[(bm + m) * K + k0 + kc] if ok else 0
-            for e in range(tid, c.BK * c.BN, c.THREADS):
+            for e in range(tid, c.BK * c.BN, threads):
                 r, n = e // c.BN, e % c.BN
                 ok = k0 + r < K and bn + n < N
                 mem16[(sb + (n // 64) * c.PANEL + r * 128 + ((((n % 64) // 8) ^ (r & 7)) << 4) + (n % 8) * 2) // 2] = \
                     B16[(k0 + r) * N + bn + n] if ok else 0
 
 
-def run_wgmma_kernel(A16, B16, M, N, K, C):
+def run_wgmma_kernel(A16, B16, M, N, K, C, wgs=2, stages=4, loader_threads=None):
+    """mm_wgmma_bf16 (wgs 2), mm_wgmma_bf16_wg3* (wgs 3): BM = 64 * wgs, GROUP_M 16;
+    mm_wgmma_bf16_ws: wgs 2 consumer warpgroups, the tile loaded by 128 producer threads."""
     c = WGCfg
-    grid_m, grid_n = -(-M // c.BM), -(-N // c.BN)
+    BM = 64 * wgs
+    a_bytes = BM * c.BK * 2
+    stage_bytes = a_bytes + c.B_BYTES
+    assert a_bytes % 1024 == 0 and stage_bytes % 1024 == 0, "slots and B panels must stay 1024-aligned"
+    grid_m, grid_n = -(-M // BM), -(-N // c.BN)
     vec = K % 8 == 0 and N % 8 == 0
     KT = -(-K // c.BK)
     ring = 1024  # any 1024-aligned shared address
     for pid in range(grid_m * grid_n):
-        pm, pn = raster(pid, grid_m, grid_n)
-        bm, bn = pm * c.BM, pn * c.BN
-        mem16 = np.full((ring + c.STAGES * (c.A_BYTES + c.B_BYTES)) // 2, 0x7FC1, dtype=np.uint16)
-        D = np.zeros((c.WGS, 64, 256))
+        pm, pn = raster(pid, grid_m, grid_n, group_m=16)
+        bm, bn = pm * BM, pn * c.BN
+        mem16 = np.full((ring + stages * stage_bytes) // 2, 0x7FC1, dtype=np.uint16)
+        D = np.zeros((wgs, 64, 256))
         for kt in range(KT):
-            slot = ring + (kt % c.STAGES) * (c.A_BYTES + c.B_BYTES)
-            load_tile_wg(mem16, slot, A16, B16, M, N, K, bm, bn, kt, vec)
-            for wg in range(c.WGS):
-                a0, b0 = slot + wg * 64 * 128, slot + c.A_BYTES
+            slot = ring + (kt % stages) * stage_bytes
+            load_tile_wg(mem16, slot, A16, B16, M, N, K, bm, bn, kt, vec, wgs, loader_threads)
+            for wg in range(wgs):
+                a0, b0 = slot + wg * 64 * 128, slot + a_bytes
                 for kk in range(c.BK // 16):
                     At = read_kmajor_sw128(mem16, make_desc(a0 + kk * 32, 16, 1024))
                     Bt = read_mnmajor_sw128(mem16, make_desc(b0 + kk * 2048, c.PANEL, 1024))
                     D[wg] += At @ Bt
         # accumulators per thread per the CUTLASS C layout, then the kernel's epilogue formula
-        for wg in range(c.WGS):
+        for wg in range(wgs):
             for t in range(128):
                 warp, lane = t // 32, t % 32
                 for v in range(128):
@@ -426,10 +457,136 @@ def run_wgmma_kernel(A16, B16, M, N, K, C):
                         C[r * N + col] = D[wg, m, n]
 
 
+# ---------------------------------------------------------------- the wgmma TF32 / 3xTF32 kernels
+class W3Cfg:
+    """wgmma_3xtf32.cu: C^T = B^T A^T; 2 warpgroups x 64 columns of C, BM rows (= wgmma N)."""
+    BN, BK, THREADS = 128, 32, 256
+
+
+def alayout_64x8(t, v):
+    """CUTLASS GMMA::ALayout_64x8 (32-bit register A): ((4,8,4),(2,2)):((64,1,16),(8,256)) -> (m, k)."""
+    t0, t1, t2 = t % 4, (t // 4) % 8, t // 32
+    v0, v1 = v % 2, v // 2
+    idx = 64 * t0 + t1 + 16 * t2 + 8 * v0 + 256 * v1
+    return idx % 64, idx // 64
+
+
+def read_kmajor_sw128_32(mem32, desc, rows):
+    """K-major SW128 operand of 32-bit elements (T = 4), one k8 slice, read through the
+    descriptor: element (n, k) at start + (n % 8) * 128 + (n // 8) * SBO + 4k, swizzled."""
+    start, _lbo, sbo = decode_desc(desc)
+    n, k = np.meshgrid(np.arange(rows), np.arange(8), indexing="ij")
+    byte = start + (n % 8) * 128 + (n // 8) * sbo + k * 4
+    assert np.all(byte // 128 == (start // 128) + (n % 8) + (n // 8) * (sbo // 128)), "k8 slice leaves its row"
+    return tf32_value(mem32[swz128(byte) // 4]).T  # (8, rows): [k][n]
+
+
+def run_wgmma_tf32_kernel(A, B, M, N, K, BM, products, flush, C):
+    """Replays mm_wgmma_3xtf32 / mm_wgmma_tf32 / mm_wgmma_tf32_n256 (A, B float32 2-D)."""
+    c = W3Cfg
+    part_bytes = BM * 128
+    slot_bytes = part_bytes * (2 if products == 3 else 1)
+    ch = BM * 8 // c.THREADS
+    grid_m, grid_n = -(-M // BM), -(-N // c.BN)
+    vec_a, vec_b = K % 4 == 0, N % 2 == 0
+    KT = -(-K // c.BK)
+    ring = 1024
+    tid = np.arange(c.THREADS)
+    wg, wi, lane = tid // 128, (tid % 128) // 32, tid % 32
+    g, t = lane // 4, lane % 4
+    am, ac = tid // 8, tid % 8
+    Ab = np.pad(A, ((0, BM), (0, c.BK + 4)))  # zero padding = the loaders' zero fill, checked below
+    Bb = np.pad(B, ((0, c.BK + 8), (0, c.BN + 2)))
+    nanbits = np.float32(np.nan).view(np.uint32)
+    for pid in range(grid_m * grid_n):
+        pm, pn = raster(pid, grid_m, grid_n, group_m=16)
+        bm, bn = pm * BM, pn * c.BN
+        bcol = bn + 64 * wg + 16 * wi + 2 * g
+        mem32 = np.full((ring + 2 * slot_bytes) // 4, nanbits, dtype=np.uint32)
+        acc = np.zeros((2, 64, BM))
+        for kt in range(KT):
+            base = ring + (kt % 2) * slot_bytes
+            # store_a: each thread's CH chunks, split / rounded, at the swizzled position
+            for i in range(ch):
+                m = am + 32 * i
+                k = kt * c.BK + 4 * ac
+                gm = bm + m
+                for q in range(4):
+                    ok = (gm < M) & ((k < K) if vec_a else (k + q < K))
+                    x = np.where(ok, Ab[np.minimum(gm, M + BM - 1), k + q], np.float32(0)).astype(np.float32)
+                    off = m * 128 + ((ac ^ (m & 7)) << 4) + 4 * q
+                    big, small = split_bits(x.view(np.uint32))
+                    note_sts128("wgmma tf32 A st.shared", base + m * 128 + ((ac ^ (m & 7)) << 4))
+                    mem32[(base + off) // 4] = big
+                    if products == 3:
+                        mem32[(base + part_bytes + off) // 4] = small
+            # the B values -> fragment registers, v = 0..3: (k t, col bcol), (k t, bcol+1), (t+4, bcol), (t+4, bcol+1)
+            part = np.zeros((2, 64, BM))
+            for kk in range(4):
+                regs = np.zeros((c.THREADS, 4), dtype=np.float32)
+                for h in range(2):
+                    k = kt * c.BK + 8 * kk + t + 4 * h
+                    okx = (k < K) & (bcol < N)
+                    oky = (k < K) & ((bcol < N) if vec_b else (bcol + 1 < N))
+                    regs[:, 2 * h] = np.where(okx, Bb[np.minimum(k, K + c.BK), bcol], 0)
+                    regs[:, 2 * h + 1] = np.where(oky, Bb[np.minimum(k, K + c.BK), bcol + 1], 0)
+                fb, fs = split_bits(regs.view(np.uint32))
+                if products == 1:
+                    fs = None
+                for w in range(2):
+                    Areg = {name: np.full((64, 8), np.nan) for name in ("big", "small")}
+                    for tt in range(128):
+                        for v in range(4):
+                            r, kc = alayout_64x8(tt, v)
+                            w_, l_ = tt // 32, tt % 32
+                            assert (r, kc) == (16 * w_ + l_ // 4 + 8 * (v % 2), l_ % 4 + 4 * (v // 2))
+                            Areg["big"][r, kc] = tf32_value(fb[128 * w + tt, v])
+                            if fs is not None:
+                                Areg["small"][r, kc] = tf32_value(fs[128 * w + tt, v])
+                    d_big = make_desc(base + 32 * kk, 16, 1024)
+                    Sbig = read_kmajor_sw128_32(mem32, d_big, BM)
+                    if products == 3:
+                        Ssmall = read_kmajor_sw128_32(mem32, make_desc(base + part_bytes + 32 * kk, 16, 1024), BM)
+                        prod = Areg["big"] @ Ssmall + Areg["small"] @ Sbig + Areg["big"] @ Sbig
+                    else:
+                        prod = Areg["big"] @ Sbig
+                    assert not np.isnan(prod).any(), "a wgmma operand reads an unwritten word"
+                    part[w] += prod
+            acc += part  # FLUSH or not, the float64 sum is the same
+        # epilogue: CLayout_64xN -> (fragment row, column) -> (C column, C row)
+        for w in range(2):
+            for tt in range(128):
+                w_, l_ = tt // 32, tt % 32
+                g_, t_ = l_ // 4, l_ % 4
+                col0 = bn + 64 * w + 16 * w_ + 2 * g_
+                for v in range(BM // 2):
+                    fr, fc = clayout_64xN(tt, v)
+                    v0, v1, v2 = v % 2, (v // 2) % 2, v // 4
+                    assert (fr, fc) == (16 * w_ + g_ + 8 * v1, 8 * v2 + 2 * t_ + v0)
+                    r, cc = bm + 8 * v2 + 2 * t_ + v0, col0 + v1
+                    if r < M and cc < N:
+                        C[r * N + cc] = acc[w, fr, fc]
+
+
+def note_sts128(name: str, addr: np.ndarray) -> None:
+    """A warp's 16-byte stores go in 4 phases of 8 lanes: conflict-free iff each phase hits
+    8 distinct 16-byte bank groups."""
+    addr = np.asarray(addr).reshape(-1)
+    worst = 0
+    for w0 in range(0, addr.size, 32):
+        for ph in range(4):
+            a = addr[w0 + 8 * ph:w0 + 8 * ph + 8]
+            worst = max(worst, 8 - len(set(((a // 16) % 8).tolist())))
+    CONFLICTS[name] = max(CONFLICTS.get(name, 0), worst)
+
+
 # ---------------------------------------------------------------- driver
 GUARD = 64
 # the wgmma replay: one shape per loader path (16-byte chunks with edge tiles; per element)
-WG_SHAPES = {(136, 264, 80), (45, 33, 70)}
+WG_SHAPES = {(136, 264, 80), (45, 33, 70), (200, 264, 136)}
+# wgmma_3xtf32.cu's kernels: name, BM (= wgmma N), products, flush
+W3_KERNELS = [("mm_wgmma_3xtf32", 128, 3, True), ("mm_wgmma_tf32", 128, 1, True),
+              ("mm_wgmma_tf32_n256", 256, 1, False)]
 
 
 def guarded(M, N):
@@ -455,7 +612,8 @@ def main() -> int:
     # shapes: one partial tile per dimension, several k-tiles, the scalar path, a 2x2 grid
     # (136, 264, 80): both fast (16-byte) paths with partial tiles; 45x33x70 and 129x257x100:
     # the per-element paths; 130x260x72: TF32 fast path, BF16 per-element path (260 % 8 != 0)
-    for (M, N, K) in [(16, 8, 8), (45, 33, 70), (136, 264, 80), (130, 260, 72), (129, 257, 100)]:
+    for (M, N, K) in [(16, 8, 8), (45, 33, 70), (136, 264, 80), (130, 260, 72), (129, 257, 100),
+                      (70, 130, 38), (200, 264, 136)]:
         A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
         B = rng.uniform(-1, 1, (K, N)).astype(np.float32)
         Ar, Br = tf32_rna(A).astype(np.float64), tf32_rna(B).astype(np.float64)
@@ -477,9 +635,19 @@ def main() -> int:
         ref = bf16_value(A16) @ bf16_value(B16)
         ok &= check(f"mma_bf16 K={K}", buf, ref, M, N, 1e-12)
         if (M, N, K) in WG_SHAPES:
+            for kname, wgs, stages, lt in (("mm_wgmma_bf16", 2, 4, None), ("mm_wgmma_bf16_wg3", 3, 4, None),
+                                           ("mm_wgmma_bf16_ws", 2, 4, 128)):
+                buf = guarded(M, N)
+                run_wgmma_kernel(A16.ravel(), B16.ravel(), M, N, K, buf[GUARD:-GUARD], wgs, stages, lt)
+                ok &= check(f"{kname} K={K}", buf, ref, M, N, 1e-12)
+        Ab_, Bb_ = Ar, Br
+        As_ = tf32_rna(A - Ab_.astype(np.float32)).astype(np.float64)
+        Bs_ = tf32_rna(B - Bb_.astype(np.float32)).astype(np.float64)
+        for kname, bm_, prods, flush in W3_KERNELS:
             buf = guarded(M, N)
-            run_wgmma_kernel(A16.ravel(), B16.ravel(), M, N, K, buf[GUARD:-GUARD])
-            ok &= check(f"mm_wgmma_bf16 K={K}", buf, ref, M, N, 1e-12)
+            run_wgmma_tf32_kernel(A, B, M, N, K, bm_, prods, flush, buf[GUARD:-GUARD])
+            ref3 = As_ @ Bb_ + Ab_ @ Bs_ + Ab_ @ Bb_ if prods == 3 else Ar @ Br
+            ok &= check(f"{kname} K={K}", buf, ref3, M, N, 1e-12)
 
     print("bank conflicts (extra wavefronts per shared access, worst case):")
     for k, v in CONFLICTS.items():

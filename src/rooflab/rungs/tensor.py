@@ -1,16 +1,49 @@
-"""The tensor-core rungs (issue 10): TF32, 3xTF32 and BF16 on mma.sync (sm_80+), BF16 on wgmma
-(sm_90a), and cuBLAS's TF32 and BF16 beside them. Each is judged against the roof of the unit
-it uses, and checked against the float64 product of its inputs rounded the way it reads them.
-Kernels: 256 threads, a 128×256 tile per block, a 1-D grid with grouped rasterisation."""
+"""The tensor-core rungs (issue 10): TF32, 3xTF32 and BF16 on mma.sync (sm_80+); 3xTF32, TF32
+and BF16 on wgmma (sm_90a); cuBLAS's TF32 and BF16 beside them. Each is judged against the roof
+of the unit it uses, and checked against the float64 product of its inputs rounded the way it
+reads them. Kernels: a 1-D grid with grouped rasterisation; block tiles per record."""
 
-from rooflab.rungs.record import Rung, Step, cdiv
-
-# loads per FMA for a 128×256 block tile: (BM·BK + BK·BN) / (BM·BN·BK)
-_TILE_LOADS = 1 / 256 + 1 / 128
+from rooflab.rungs.record import Rung, Step, Variant, cdiv
 
 
-def _grid(m, n, k):
-    return (cdiv(m, 128) * cdiv(n, 256), 1, 1)
+def _loads(bm: int, bn: int) -> float:
+    """Global loads per FMA of a BM×BN block tile: (BM·BK + BK·BN) / (BM·BN·BK)."""
+    return 1 / bn + 1 / bm
+
+
+def _tiles(bm: int, bn: int):
+    def grid(m, n, k, bm=bm, bn=bn):
+        return (cdiv(m, bm) * cdiv(n, bn), 1, 1)
+    return grid
+
+
+# loads per FMA for a 128×256 block tile
+_TILE_LOADS = _loads(128, 256)
+_grid = _tiles(128, 256)
+
+# mma_3xtf32.cu: 128×128 tiles, one kernel per cp.async ring depth (35840 bytes a stage)
+_X3_VARIANTS = tuple(Variant(label=f"128x128x32 warp 64x32 stages {s}", kernel=k, block=(256, 1, 1),
+                             grid=_tiles(128, 128), shared_mem=s * 35840)
+                     for k, s in (("mm_3xtf32", 4), ("mm_3xtf32_s3", 3), ("mm_3xtf32_s5", 5)))
+# wgmma_bf16.cu: 2 warpgroups (128×256) or 3 (192×256), ring depth
+_WGB_VARIANTS = (
+    Variant("128x256x64 2 warpgroups stages 4", "mm_wgmma_bf16", (256, 1, 1), _tiles(128, 256), 4 * 49152 + 1024),
+    Variant("192x256x64 3 warpgroups stages 4", "mm_wgmma_bf16_wg3", (384, 1, 1), _tiles(192, 256), 4 * 57344 + 1024),
+    Variant("192x256x64 3 warpgroups stages 3", "mm_wgmma_bf16_wg3_s3", (384, 1, 1), _tiles(192, 256),
+            3 * 57344 + 1024),
+    Variant("128x256x64 producer + 2 consumer warpgroups stages 4", "mm_wgmma_bf16_ws", (384, 1, 1),
+            _tiles(128, 256), 4 * 49152 + 1024),
+)
+# wgmma_3xtf32.cu's 3xTF32 kernels: B's next values loaded a whole iteration ahead, or after the fence
+_W3_VARIANTS = (
+    Variant("128x128x32 B loads early", "mm_wgmma_3xtf32", (256, 1, 1), _tiles(128, 128), 66560),
+    Variant("128x128x32 B loads after the fence", "mm_wgmma_3xtf32_lateb", (256, 1, 1), _tiles(128, 128), 66560),
+)
+# wgmma_3xtf32.cu's TF32 kernels: 128×128 with a per-k-tile flush, or 256×128 accumulating in the wgmma chain
+_WGT_VARIANTS = (
+    Variant("128x128x32 flush per k-tile", "mm_wgmma_tf32", (256, 1, 1), _tiles(128, 128), 66560),
+    Variant("256x128x32 no flush", "mm_wgmma_tf32_n256", (256, 1, 1), _tiles(256, 128), 66560),
+)
 
 
 def _vs_library(what: str):
@@ -41,13 +74,44 @@ MMA_TF32 = Rung(
 )
 MMA_3XTF32 = Rung(
     name="mma_3xtf32", title="mma.sync 3xTF32 (FP32-accurate)", stage="tensor cores", precision="3xtf32",
-    source="rungs/mma_3xtf32.cu", kernel="mm_3xtf32", block=(256, 1, 1), grid=_grid, shared_mem=156672,
-    loads_per_fma=_TILE_LOADS, requires_cc=(8, 0),
+    source="rungs/mma_3xtf32.cu", kernel="mm_3xtf32", block=(256, 1, 1), grid=_X3_VARIANTS[0].grid,
+    shared_mem=_X3_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128), requires_cc=(8, 0),
+    variants=_X3_VARIANTS,
     explain="FP32-accurate GEMM on TF32 tensor cores: each operand split into a TF32 high part and a TF32 residual "
-            "in registers after the fragment load; three mma.sync products per FMA, FP32 accumulation. Checked "
-            "against FP32's tolerance on FP32 inputs.",
+            "in registers after the fragment load; three mma.sync products per FMA. Each k-tile's products are "
+            "summed from zero by the tensor core and added to an FP32 accumulator with a round-to-nearest add, so "
+            "the tensor core's truncating accumulation never acts on a long sum. Checked against FP32's "
+            "tolerance on FP32 inputs.",
     paragraphs=(("cublas", "cuBLAS SGEMM → 3xTF32", _sgemm_to_3xtf32),),
     ratios=(("cublas", "time_cuBLAS SGEMM / time_3xTF32"),),
+)
+WGMMA_3XTF32 = Rung(
+    name="wgmma_3xtf32", title="wgmma 3xTF32 (Hopper, FP32-accurate)", stage="tensor cores", precision="3xtf32",
+    source="rungs/wgmma_3xtf32.cu", kernel="mm_wgmma_3xtf32", block=(256, 1, 1), grid=_tiles(128, 128),
+    shared_mem=66560, loads_per_fma=_loads(128, 128), requires_cc=(9, 0), exact_cc=True,
+    options=("-arch=sm_90a",), variants=_W3_VARIANTS,
+    explain="3xTF32 on Hopper's warpgroup MMA. TF32 wgmma reads both operands K-major, so the kernel computes "
+            "C^T = B^T·A^T: slices of B go straight from global memory into the register operand (split there "
+            "into TF32 high and residual parts), and A's rows, split the same way, are stored into 128-byte-"
+            "swizzled shared memory for wgmma to read. Per k-tile, twelve m64n128k8 products are summed from zero "
+            "and added to an FP32 accumulator with round-to-nearest adds.",
+    paragraphs=(("cublas", "cuBLAS SGEMM → wgmma 3xTF32", _sgemm_to_3xtf32),
+                ("mma_3xtf32", "mma.sync → wgmma (3xTF32)", lambda s: (
+                    f"wgmma ran {s.ratio:.2f}× as fast as mma.sync on the same FP32-accurate problem "
+                    f"({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s): the "
+                    f"warpgroup MMA runs at the tensor core's full TF32 rate, where mma.sync reaches about two "
+                    f"thirds of it, and one operand never passes through shared memory."))),
+    ratios=(("cublas", "time_cuBLAS SGEMM / time_wgmma 3xTF32"),
+            ("mma_3xtf32", "time_mma 3xTF32 / time_wgmma 3xTF32")),
+)
+WGMMA_TF32 = Rung(
+    name="wgmma_tf32", title="wgmma TF32 (Hopper)", stage="tensor cores", precision="tf32", rounding="tf32",
+    source="rungs/wgmma_3xtf32.cu", kernel=_WGT_VARIANTS[0].kernel, block=(256, 1, 1), grid=_WGT_VARIANTS[0].grid,
+    shared_mem=_WGT_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128), requires_cc=(9, 0), exact_cc=True,
+    options=("-arch=sm_90a",), variants=_WGT_VARIANTS,
+    explain="TF32 on Hopper's warpgroup MMA, the 3xTF32 kernel's data path with one product: both operands "
+            "rounded to TF32 (cvt.rna) on the way in, B's slices in registers, A's rows in swizzled shared "
+            "memory, C^T = B^T·A^T so that both wgmma operands are K-major as TF32 requires.",
 )
 CUBLAS_TF32 = Rung(
     name="cublas_tf32", title="cuBLAS TF32", stage="tensor cores (ceiling)", precision="tf32", rounding="tf32",
@@ -56,8 +120,10 @@ CUBLAS_TF32 = Rung(
     # a truncating library lands near 1e-4, so its tolerance is the TF32 one, not FP32's
     normwise_tol=1e-3,
     explain="cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32: NVIDIA's TF32 tensor-core GEMM, the TF32 rungs' peer.",
-    paragraphs=(("mma_tf32", "mma.sync TF32 vs cuBLAS TF32", _vs_library("TF32")),),
-    ratios=(("mma_tf32", "time_mma TF32 / time_cuBLAS TF32"),),
+    paragraphs=(("mma_tf32", "mma.sync TF32 vs cuBLAS TF32", _vs_library("TF32")),
+                ("wgmma_tf32", "wgmma TF32 vs cuBLAS TF32", _vs_library("TF32 (wgmma)"))),
+    ratios=(("mma_tf32", "time_mma TF32 / time_cuBLAS TF32"),
+            ("wgmma_tf32", "time_wgmma TF32 / time_cuBLAS TF32")),
 )
 MMA_BF16 = Rung(
     name="mma_bf16", title="mma.sync BF16", stage="tensor cores", precision="bf16", inputs="bf16", rounding="bf16",
@@ -70,9 +136,10 @@ WGMMA_BF16 = Rung(
     name="wgmma_bf16", title="wgmma BF16 (Hopper)", stage="tensor cores", precision="bf16", inputs="bf16",
     rounding="bf16", source="rungs/wgmma_bf16.cu", kernel="mm_wgmma_bf16", block=(256, 1, 1), grid=_grid,
     shared_mem=197632, loads_per_fma=_TILE_LOADS, requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",),
-    explain="Hopper's warpgroup MMA: two warpgroups each issue wgmma m64n256k16 on operands in 128-byte-swizzled "
-            "shared memory (a 4-stage cp.async ring), so a whole 64×256 tile's products run asynchronously "
-            "while the next slices load.",
+    variants=_WGB_VARIANTS,
+    explain="Hopper's warpgroup MMA: two (tuned: three) warpgroups each issue wgmma m64n256k16 on operands in "
+            "128-byte-swizzled shared memory (a 3- or 4-stage cp.async ring), so a whole 64×256 tile's products "
+            "run asynchronously while the next slices load.",
     paragraphs=(("mma_bf16", "mma.sync → wgmma (BF16)", lambda s: (
         f"wgmma ran {s.ratio:.2f}× as fast as mma.sync on the same BF16 problem ({s.prev['ms']:.3f} → "
         f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 "
@@ -90,4 +157,4 @@ CUBLAS_BF16 = Rung(
             ("mma_bf16", "time_mma BF16 / time_cuBLAS BF16")),
 )
 
-TENSOR_RUNGS = (MMA_TF32, MMA_3XTF32, CUBLAS_TF32, MMA_BF16, WGMMA_BF16, CUBLAS_BF16)
+TENSOR_RUNGS = (MMA_TF32, MMA_3XTF32, WGMMA_3XTF32, WGMMA_TF32, CUBLAS_TF32, MMA_BF16, WGMMA_BF16, CUBLAS_BF16)
