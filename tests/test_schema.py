@@ -15,8 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-jsonschema = pytest.importorskip("jsonschema")  # a dependency; absent on some GPU images that run only -m gpu
 import pytest
+
+jsonschema = pytest.importorskip("jsonschema")  # a dependency; absent on some GPU images that run only -m gpu
 
 from rooflab import results
 from rooflab.errors import UsageError
