@@ -11,7 +11,7 @@ from __future__ import annotations
 from rooflab.errors import UsageError
 from rooflab.model.arch import peak_unknown
 from rooflab.model.ceilings import summarize
-from rooflab.model.metrics import median_ms
+from rooflab.model.metrics import DERIVED_ROOFS, median_ms
 from rooflab.model.ridge import SCALE_AI
 from rooflab.model.roofline import Point, Roof, Roofline, bandwidth_text
 from rooflab.model.specs import PRECISIONS, GpuSpec, find_spec
@@ -52,7 +52,32 @@ def bandwidth_label(device: dict) -> str:
     return f"{memory} {bandwidth_text(device['hbm_peak_bytes_per_s'])} ({source})"
 
 
-def points(doc: dict) -> list[Point]:
+def roof_name(precision: str, roofs: list[Roof]) -> str:
+    """The roof a kernel of this precision is judged against: FP32 CUDA cores, or the tensor roof
+    whose precisions include it ("FP16/BF16 tensor" for bf16); FP32's when the device has none."""
+    p = (precision or "fp32").lower()
+    if p == "fp32":
+        return FP32_ROOF
+    for r in roofs:
+        if p in r.precision.lower().split("/"):
+            return r.name
+    return FP32_ROOF
+
+
+def derived_roofs(doc: dict, roofs: list[Roof]) -> list[Roof]:
+    """Roofs that are a share of another, for the precisions the run used: 3xTF32 = TF32 ÷ 3."""
+    used = {r.get("precision") for r in (doc.get("gemm") or {}).get("rungs", [])}
+    out = []
+    for prec, (base, share) in DERIVED_ROOFS.items():
+        parent = next((r for r in roofs if base in r.precision.lower().split("/")), None)
+        if prec in used and parent:
+            out.append(Roof(f"{prec.replace('x', '×').upper().replace('×', 'x')} tensor (TF32 ÷ 3)",
+                            parent.flops * share, dashed=True, precision=prec))
+    return out
+
+
+def points(doc: dict, roofs: list[Roof] | None = None) -> list[Point]:
+    roofs = roofs if roofs is not None else roofs_for(doc["device"])
     prof = _profiles(doc)
     pts: list[Point] = []
     bw = doc.get("bandwidth")
@@ -79,12 +104,12 @@ def points(doc: dict) -> list[Point]:
             p = prof.get(rec["kernel"])
             measured = p is not None and p.get("ai")
             ai = p["ai"] if measured else rec["model"]["ai_flop_per_byte"]
-            roof = FP32_ROOF if rec.get("precision", "fp32") == "fp32" else f"{rec['precision'].upper()} tensor"
+            roof = roof_name(rec.get("precision", "fp32"), roofs)
             pts.append(Point(rec["kernel"], ai, rec["flops"] / (ms * 1e-3), "ncu" if measured else "model", roof))
     for rec in (doc.get("bench") or {}).get("rows", []):
         if rec.get("passed") and rec.get("timing") and rec.get("flops"):  # no FLOPs (a copy): no FLOP/s point
             s = rec["timing"]["median_ms"] * 1e-3
-            roof = FP32_ROOF if rec.get("precision", "fp32") == "fp32" else f"{rec['precision'].upper()} tensor"
+            roof = roof_name(rec.get("precision", "fp32"), roofs)
             pts.append(Point(rec["kernel"], rec["flops"] / rec["bytes"], rec["flops"] / s, "model", roof))
     return pts
 
@@ -107,6 +132,8 @@ def roofline(doc: dict) -> Roofline:
         measured = best["gbs"] * 1e9 if best else None
     unknown = unknown_peaks(dev)
     bw = dev["hbm_peak_bytes_per_s"]
+    roofs = roofs_for(dev)
+    roofs += derived_roofs(doc, roofs)
     marks = []
     if dev.get("spec_only"):  # nothing measured: show where y = a·x (the text's example) would land
         marks.append(Point(f"y = a·x: AI {SCALE_AI}, {SCALE_AI * bw / 1e12:.2g} TFLOP/s attainable", SCALE_AI,
@@ -115,8 +142,8 @@ def roofline(doc: dict) -> Roofline:
         device=dev["name"],
         bandwidth=bw,
         bandwidth_label=bandwidth_label(dev),
-        roofs=roofs_for(dev),
-        points=points(doc),
+        roofs=roofs,
+        points=points(doc, roofs),
         measured_bandwidth=measured,
         title=(f"{dev['name']} — theoretical (spec sheet), nothing measured" if dev.get("spec_only")
                else f"{dev['name']} — rooflab, {doc.get('created', '')[:10]}"),
