@@ -325,3 +325,20 @@ def test_ridge_h100():
     p = rooflab("ridge", "--format", "md")
     assert p.returncode == 0, p.stderr
     assert "295.2" in p.stdout and "590.7" in p.stdout and "1,125.0" in p.stdout
+
+
+def test_a_profile_is_kept_and_a_missing_ncu_is_said(monkeypatch):
+    """lab.run keeps the profile section (it has its own 'skipped' list: user kernels it could not
+    profile) and turns only a missing or refused ncu into report.profile_skipped."""
+    from rooflab import lab
+    from rooflab.errors import ToolError
+
+    def fake_measure(sections, *, progress=None, on_step=None, doc=None, partial_dir=None):
+        doc.update({"device": {"name": "x"}, "report": {"finished_steps": []}})
+        doc["profile"] = sections["profile"](None, lambda _m: None)
+        return doc
+
+    monkeypatch.setattr(lab, "measure", fake_measure)
+    monkeypatch.setattr(lab, "report_sections", lambda cfg: {"profile": lambda dev, say: {"kernels": [1], "skipped": []}})
+    doc = lab.run(lab.ReportConfig(out_dir=None))
+    assert doc["profile"] == {"kernels": [1], "skipped": []} and "profile_skipped" not in doc["report"]

@@ -148,7 +148,7 @@ def report_sections(cfg: ReportConfig) -> dict[str, Section]:
             try:
                 return prof(dev, say)
             except ToolError as exc:
-                return {"skipped": str(exc)}
+                return {"tool_error": str(exc)}  # no ncu here: the report says why, and goes on
 
         sections["profile"] = profile_or_skip
     return sections
@@ -197,9 +197,9 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
         doc.update(spec_only(FALLBACK_GPU, str(exc)))
         return doc
     prof = doc.get("profile") or {}
-    if "skipped" in prof:
+    if "tool_error" in prof:
         doc.pop("profile")
-        doc["report"]["profile_skipped"] = prof["skipped"]
+        doc["report"]["profile_skipped"] = prof["tool_error"]
     elif not cfg.profile:
         doc["report"]["profile_skipped"] = "--no-profile"
     doc["report"].update(quick=cfg.quick, profile=cfg.profile, n=cfg.n)
