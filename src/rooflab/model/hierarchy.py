@@ -329,9 +329,12 @@ def hierarchy(doc: dict) -> Hierarchy | None:
         return None
     lvls = levels(doc)
     kernels = []
+    # the picture's compute roofs are CUDA-core ones and ncu counts FP32 instructions: tensor-core
+    # rungs (TF32, BF16, 3xTF32) do their FLOPs elsewhere, so they have no honest place on it
+    tensor = {r["kernel"] for r in (doc.get("gemm") or {}).get("rungs", []) if r.get("precision", "fp32") != "fp32"}
     for d in (doc.get("profile") or {}).get("kernels", []):
         p = KernelProfile.from_dict(d)
-        if p.l1_bytes is None and p.l2_bytes is None:
+        if (p.l1_bytes is None and p.l2_bytes is None) or p.label in tensor:
             continue
         achieved, source = _achieved(doc, p)
         kernels.append(analyse(p.label, p.fp32_flops, {"L1": p.l1_bytes, "L2": p.l2_bytes, "DRAM": p.dram_bytes},
