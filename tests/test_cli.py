@@ -289,3 +289,17 @@ def test_help_through_the_real_entry_point():
     proc = run("gemm", "--help")
     assert proc.returncode == 0
     assert "--kernels" in proc.stdout and proc.stderr == ""
+
+
+def test_a_missing_dependency_is_named_not_called_a_bug(monkeypatch, capsys):
+    def missing(*_a, **_k):
+        raise ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib")
+
+    monkeypatch.setattr(cli_mod, "show", missing)
+    monkeypatch.setattr(sys, "argv", ["rooflab", "ridge", "--no-detect"])
+    with pytest.raises(SystemExit) as exc:
+        cli_mod.main()
+    assert exc.value.code == 4
+    err_text = capsys.readouterr().err.strip()
+    assert err_text.splitlines()[-1].startswith("rooflab: error: the Python package 'matplotlib' is not installed")
+    assert "bug" not in err_text

@@ -930,6 +930,11 @@ def main(argv: list[str] | None = None) -> None:
         fail("standard output was closed", 1)
     except OSError as exc:
         fail(f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc), 1)
+    except ModuleNotFoundError as exc:  # a dependency missing from this Python: say which, not "a bug"
+        if os.environ.get("ROOFLAB_DEBUG"):
+            raise
+        fail(f"the Python package {exc.name!r} is not installed here; install rooflab's dependencies "
+             f"(pip install rooflab, or pip install {exc.name})", 4)
     except Exception as exc:
         if os.environ.get("ROOFLAB_DEBUG"):
             raise
