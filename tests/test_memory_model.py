@@ -605,3 +605,22 @@ def test_a_part_that_failed_whole_is_noted(doc):
     d["memory"]["summary"] = memory_summary(d["memory"])
     l2 = memory_tables(d)[0]
     assert l2.rows[-1][0].startswith("copy") and any("NVRTC compile failed: y" in n for n in l2.notes)
+
+
+def test_binding_levels_from_a_recorded_h200_profile():
+    """Recorded on the H200 (rooflab report, 2026-11-30 15:16 UTC): ncu's L1, L2 and DRAM bytes with the
+    shared-load wavefronts. The seed's kernels are bound by L1/shared (naive and coalesced by their
+    uncached global traffic, the tiled ones by two shared loads per FMA), the pipelined rung and cuBLAS
+    by the FP32 roof, the copy by HBM; tensor-core rungs are not placed (ncu counts FP32 instructions)."""
+    from rooflab.model.hierarchy import hierarchy
+
+    doc = json.loads((DATA / "h200_report_levels.json").read_text())
+    h = hierarchy(doc)
+    binding = {k.label: k.binding for k in h.kernels}
+    for label in ("naive", "coalesced", "tiled16", "tiled32"):
+        assert binding[label] == "L1", (label, binding[label])
+    assert binding["pipelined"] == binding["cublas"] == binding["fma"] == "compute"
+    assert binding["copy"] == "DRAM"
+    assert not {"mma_tf32", "wgmma_bf16", "cublas_bf16"} & set(binding)
+    tiled = next(k for k in h.kernels if k.label == "tiled32")
+    assert 0.7 < tiled.achieved / tiled.attainable < 0.9  # 82%: shared-memory bandwidth is its limit

@@ -337,7 +337,7 @@ def hierarchy(doc: dict) -> Hierarchy | None:
         if (p.l1_bytes is None and p.l2_bytes is None) or p.label in tensor:
             continue
         achieved, source = _achieved(doc, p)
-        kernels.append(analyse(p.label, p.fp32_flops, {"L1": p.l1_bytes, "L2": p.l2_bytes, "DRAM": p.dram_bytes},
+        kernels.append(analyse(p.label, p.fp32_flops, {"L1": p.l1_shared_bytes, "L2": p.l2_bytes, "DRAM": p.dram_bytes},
                                lvls, peak, achieved=achieved, duration_s=p.duration_s, achieved_source=source))
     return Hierarchy(dev.get("name", "?"), lvls, compute_roofs(doc), kernels,
                      title=f"{dev.get('name', '?')} — memory hierarchy, rooflab {str(doc.get('created', ''))[:10]}")

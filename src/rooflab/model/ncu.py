@@ -91,6 +91,21 @@ class KernelProfile:
         return self.metrics.get(L1_BYTES)
 
     @property
+    def shared_bytes(self) -> float | None:
+        """Bytes read from shared memory, as wavefronts × 128 B (a wavefront moves at most one 128-byte
+        row of the banks: an upper bound, exact for conflict-free 16-byte loads); None where not profiled.
+        l1tex__t_bytes leaves shared memory out, yet it is what the tiled kernels' FMAs are fed from."""
+        wf = self.metrics.get(SHARED_WAVEFRONTS_LD)
+        return None if wf is None else 128.0 * wf
+
+    @property
+    def l1_shared_bytes(self) -> float | None:
+        """The L1/shared level of the hierarchical roofline: global/local bytes through L1 plus shared reads."""
+        if self.l1_bytes is None:
+            return None
+        return self.l1_bytes + (self.shared_bytes or 0.0)
+
+    @property
     def l2_bytes(self) -> float | None:
         """Bytes through the L2 slices; None where the profile predates the metric."""
         return self.metrics.get(L2_BYTES)

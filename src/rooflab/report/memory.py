@@ -17,9 +17,11 @@ from rooflab.report.table import Table, fmt
 
 MiB = 2**20
 CEILING_LABELS = ("copy", "copy_scalar", "fma")  # profiled ceilings; every other label is a GEMM rung
-_L1_NOTE = ("L1 bytes are Nsight Compute's l1tex__t_bytes: global and local accesses through the L1. "
-            "Shared-memory loads do not pass the L1's tag stage and are not counted, so a kernel that feeds "
-            "its FMAs from shared memory (the tiled rungs) looks lighter at L1/shared than it is.")
+_L1_NOTE = ("L1/shared bytes are Nsight Compute's l1tex__t_bytes (global and local accesses through the L1) "
+            "plus shared-memory reads counted as 128 bytes per shared-load wavefront "
+            "(l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld), an upper bound that is exact for conflict-free "
+            "16-byte loads; where a profile lacks the wavefronts, shared memory is left out and a kernel fed "
+            "from it (the tiled rungs) looks lighter at L1/shared than it is.")
 
 
 def _sec(doc: dict) -> dict | None:
