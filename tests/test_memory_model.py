@@ -611,7 +611,8 @@ def test_binding_levels_from_a_recorded_h200_profile():
     """Recorded on the H200 (rooflab report, 2026-11-30 15:16 UTC): ncu's L1, L2 and DRAM bytes with the
     shared-load wavefronts. The seed's kernels are bound by L1/shared (naive and coalesced by their
     uncached global traffic, the tiled ones by two shared loads per FMA), the pipelined rung and cuBLAS
-    by the FP32 roof, the copy by HBM; tensor-core rungs are not placed (ncu counts FP32 instructions)."""
+    by the FP32 roof, the copy by HBM; a tensor-core rung is placed with its 2·M·N·K FLOPs (ncu counts only
+    FP32 instructions) against its own tensor roof."""
     from rooflab.model.hierarchy import hierarchy
 
     doc = json.loads((DATA / "h200_report_levels.json").read_text())
@@ -621,6 +622,9 @@ def test_binding_levels_from_a_recorded_h200_profile():
         assert binding[label] == "L1", (label, binding[label])
     assert binding["pipelined"] == binding["cublas"] == binding["fma"] == "compute"
     assert binding["copy"] == "DRAM"
-    assert not {"mma_tf32", "wgmma_bf16", "cublas_bf16"} & set(binding)
+    kl = {k.label: k for k in h.kernels}
+    assert kl["cublas_bf16"].binding == "compute" and kl["cublas_bf16"].binding_name == "BF16 tensor compute"
+    assert kl["cublas_bf16"].peak == doc["device"]["tensor_peaks"]["bf16"]
+    assert kl["wgmma_3xtf32"].peak == pytest.approx(doc["device"]["tensor_peaks"]["tf32"] / 3)
     tiled = next(k for k in h.kernels if k.label == "tiled32")
     assert 0.7 < tiled.achieved / tiled.attainable < 0.9  # 82%: shared-memory bandwidth is its limit

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 from rooflab.model import arch
 from rooflab.model.ceilings import summarize
+from rooflab.model.metrics import peak_for
 from rooflab.model.ncu import KernelProfile
 
 SHARED_BYTES_PER_CLK = 128  # 32 banks x 4 bytes per SM clock, every SM since Maxwell
@@ -197,6 +198,13 @@ def compute_roofs(doc: dict) -> list[ComputeRoof]:
     if dev.get("fp32_peak_flops"):
         out.append(ComputeRoof("FP32", "fp32", dev["fp32_peak_flops"], False, False,
                                "SMs x FP32 lanes x 2 x SM clock"))
+    used = {r.get("precision") for r in (doc.get("gemm") or {}).get("rungs", []) if r.get("passed")}
+    for prec in sorted(used - {"fp32", None}):  # the tensor roofs the run's rungs are judged against
+        rate = peak_for(doc, prec)
+        if rate:
+            what = "TF32 tensor rate ÷ 3 (three products per FMA)" if prec == "3xtf32" else "published dense rate"
+            out.append(ComputeRoof(f"{prec.upper().replace('3XTF32', '3xTF32')} tensor", prec, rate, False, True,
+                                   what))
     s = _summary(doc)
     for p, what in (("fp16", "HFMA2 chains"), ("fp64", "DFMA chains")):
         if s.get(f"{p}_flops"):
@@ -232,16 +240,17 @@ class KernelLevels:
     flops: float  # FP32 FLOPs of the profiled launch
     achieved: float | None  # FLOP/s
     achieved_source: str  # "timed" (CUDA events) or "ncu duration"
-    peak: float  # the FP32 roof
+    peak: float  # the roof of the unit it runs on (FP32 CUDA cores, or a tensor rate)
     points: list[LevelPoint] = field(default_factory=list)
     binding: str = "unknown"  # a level key, "compute" or "unknown"
     attainable: float | None = None  # FLOP/s at the binding level (min over levels and the peak)
     pct_of_attainable: float | None = None
     run_s: float | None = None
+    roof: str = "FP32"  # the compute roof's name
 
     @property
     def binding_name(self) -> str:
-        return LEVEL_NAMES.get(self.binding, "FP32 compute" if self.binding == COMPUTE else self.binding)
+        return LEVEL_NAMES.get(self.binding, f"{self.roof} compute" if self.binding == COMPUTE else self.binding)
 
     def point(self, key: str) -> LevelPoint | None:
         return next((p for p in self.points if p.level == key), None)
@@ -329,15 +338,30 @@ def hierarchy(doc: dict) -> Hierarchy | None:
         return None
     lvls = levels(doc)
     kernels = []
-    # the picture's compute roofs are CUDA-core ones and ncu counts FP32 instructions: tensor-core
-    # rungs (TF32, BF16, 3xTF32) do their FLOPs elsewhere, so they have no honest place on it
-    tensor = {r["kernel"] for r in (doc.get("gemm") or {}).get("rungs", []) if r.get("precision", "fp32") != "fp32"}
+    roofs = compute_roofs(doc)
+    # a GEMM rung's FLOPs are 2·M·N·K whatever unit does them (ncu counts only FP32 instructions, which
+    # a tensor-core rung hardly issues), timed by the run, against the roof of its own precision
+    rungs = {r["kernel"]: r for r in (doc.get("gemm") or {}).get("rungs", []) if r.get("passed") and r.get("timing")}
     for d in (doc.get("profile") or {}).get("kernels", []):
         p = KernelProfile.from_dict(d)
-        if (p.l1_bytes is None and p.l2_bytes is None) or p.label in tensor:
+        if p.l1_bytes is None and p.l2_bytes is None:
+            continue
+        level_bytes = {"L1": p.l1_shared_bytes, "L2": p.l2_bytes, "DRAM": p.dram_bytes}
+        rec = rungs.get(p.label)
+        if rec is not None and rec.get("m") == rec.get("n") == rec.get("k") == (doc.get("profile") or {}).get(
+                "config", {}).get("n", rec.get("n")):
+            prec = rec.get("precision", "fp32")
+            roof = next((r for r in roofs if r.precision == prec), None)
+            if roof is None:
+                continue
+            k = analyse(p.label, rec["flops"], level_bytes, lvls, roof.flops,
+                        achieved=rec["flops"] / (rec["timing"]["median_ms"] * 1e-3),
+                        achieved_source="timed (CUDA events, median)")
+            k.roof = roof.name.removesuffix(" tensor") + (" tensor" if prec != "fp32" else "")
+            kernels.append(k)
             continue
         achieved, source = _achieved(doc, p)
-        kernels.append(analyse(p.label, p.fp32_flops, {"L1": p.l1_shared_bytes, "L2": p.l2_bytes, "DRAM": p.dram_bytes},
-                               lvls, peak, achieved=achieved, duration_s=p.duration_s, achieved_source=source))
-    return Hierarchy(dev.get("name", "?"), lvls, compute_roofs(doc), kernels,
+        kernels.append(analyse(p.label, p.fp32_flops, level_bytes, lvls, peak, achieved=achieved,
+                               duration_s=p.duration_s, achieved_source=source))
+    return Hierarchy(dev.get("name", "?"), lvls, roofs, kernels,
                      title=f"{dev.get('name', '?')} — memory hierarchy, rooflab {str(doc.get('created', ''))[:10]}")

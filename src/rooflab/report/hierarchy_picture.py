@@ -91,7 +91,7 @@ def _draw(fig, h: Hierarchy) -> None:
             b = k.point(k.binding) if k.binding not in (COMPUTE, "unknown") else None
             busy = (f"; busiest level {LEVEL_NAMES[k.binding]} at {b.pct_of_level:.0f}% of its bandwidth"
                     if b and b.pct_of_level is not None else "")
-            notes.append(f"{k.label}: no FP32 FLOPs, not placed{busy}.")
+            notes.append(f"{k.label}: no FLOPs, not placed{busy}.")
     missing = [LEVEL_NAMES[key] for key in ("L1", "L2", "DRAM") if h.level(key) is None]
     if missing:
         notes.append(f"No slope for {', '.join(missing)}: neither measured nor published.")
@@ -103,7 +103,7 @@ def _draw(fig, h: Hierarchy) -> None:
     ax.set_yscale("log")
     ax.set_xlim(xmin, xmax)
     ax.set_ylim(ymin, ymax)
-    ax.set_xlabel("Arithmetic intensity at each level (FP32 FLOP per byte through that level)")
+    ax.set_xlabel("Arithmetic intensity at each level (FLOP per byte through that level; GEMM rungs: 2·M·N·K)")
     ax.set_ylabel("Performance (TFLOP/s)")
     ax.set_title(h.title or h.device, fontsize=12, fontweight="bold")
     tick = FuncFormatter(lambda v, _pos: f"1e{round(math.log10(v))}" if v >= 1e4 or v < 1e-3 else f"{v:g}")
@@ -143,7 +143,7 @@ def _draw(fig, h: Hierarchy) -> None:
                                        (xmax, y), xytext=(-5, 3), textcoords="offset points", ha="right",
                                        va="bottom", fontsize=9, fontweight="bold", color=colour, zorder=6))
     if any(r.dashed for r in h.roofs):
-        handles.append(Line2D([], [], color="0.3", lw=1.6, ls=(0, (6, 3)), label="measured FP16 / FP64 roof"))
+        handles.append(Line2D([], [], color="0.3", lw=1.6, ls=(0, (6, 3)), label="measured FP16 / FP64 roof; tensor roofs (published)"))
 
     # kernels: one marker per level, joined by a thin line, one label per kernel
     placed = []
@@ -166,7 +166,7 @@ def _draw(fig, h: Hierarchy) -> None:
             marker_xy.append((x, y))
             ax.plot([x], [y], ls="none", marker=marker, ms=7, mfc=colour, mec="black" if level == k.binding else colour,
                     mew=1.4 if level == k.binding else 0.8, clip_on=False, zorder=7)
-        where = "FP32 compute" if k.binding == COMPUTE else LEVEL_NAMES.get(k.binding, k.binding)
+        where = k.binding_name
         text = f"{k.label}: {where}" + (" (AI off the axis, clamped)" if clamped else "")
         placed.append((text, min(x for x, _ in pts), y, colour))
     renderer = fig.canvas.get_renderer()

@@ -356,7 +356,7 @@ def _kernel_sentence(h: Hierarchy, k) -> str:
         low = min(k.points, key=lambda p: p.ai * h.level(p.level).bandwidth)
         lv = h.level(low.level)
         return (f"{k.label} is bound by no memory level: even its lowest memory roof, {lv.name} "
-                f"({_ai(low.ai)} FLOP/B × {lv.bandwidth / 1e12:.2f} TB/s), is above the FP32 peak of "
+                f"({_ai(low.ai)} FLOP/B × {lv.bandwidth / 1e12:.2f} TB/s), is above the {k.roof} peak of "
                 f"{k.peak / 1e12:.1f} TFLOP/s, which binds it; it achieved {ach} TFLOP/s{pct}.")
     p, lv = k.point(k.binding), h.level(k.binding)
     return (f"{k.label} is bound by {lv.name} traffic: its {lv.name} AI {_ai(p.ai)} FLOP/B × "
