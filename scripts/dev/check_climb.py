@@ -3,7 +3,12 @@
 and the regtile baseline beside cuBLAS.
 
 Run on the GPU machine from the repo root:  PYTHONPATH=src python3 scripts/dev/check_climb.py
-Options: --quick (no 8192), --kernels SUBSTR[,SUBSTR] (filter by label), --reps 20, --rounds 3.
+Options: --quick (no 8192), --kernels SUBSTR[,SUBSTR] (filter by label), --reps 20, --rounds 3,
+--flush-n N (also time every kernel and cuBLAS at N^3 with L2 flushed before each launch),
+--odd-only (correctness at the small odd shapes only: for compute-sanitizer runs),
+--profile LABEL|cublas (set up N=4096, launch it once between cudaProfilerStart/Stop: for
+ncu --profile-from-start off). CHECK_CLIMB_CONFIGS (JSON list of config tuples) replaces
+pipelined.CONFIGS as the list of instances.
 
 For every kernel: compile with CuPy RawModule (NVRTC, -std=c++17; one module per template
 instance, through name_expressions), report registers / local (spill) bytes / static and dynamic
@@ -62,10 +67,13 @@ def _pipe(c):
     return (label, "pipelined.cu", pipelined.kernel_name(c), pipelined.threads(c), (bm, bn), pipelined.dynamic_smem(c))
 
 
+CONFIGS = [tuple(c) for c in json.loads(os.environ["CHECK_CLIMB_CONFIGS"])] \
+    if os.environ.get("CHECK_CLIMB_CONFIGS") else pipelined.CONFIGS
 KERNELS = [("regtile (baseline)", "regtile.cu", "mm_regtile", 256, (128, 128), 0)] + [
-    _pipe(c) for c in pipelined.CONFIGS]
+    _pipe(c) for c in CONFIGS]
 
-CHECK_SHAPES = [(1, 1, 1), (45, 33, 70), (1000, 777, 1234), (4097, 4097, 4097), (1, 4096, 7), (3, 5000, 2),
+ODD_SHAPES = [(1, 1, 1), (67, 67, 67), (45, 33, 70)]
+CHECK_SHAPES = [(1, 1, 1), (67, 67, 67), (45, 33, 70), (1000, 777, 1234), (4097, 4097, 4097), (1, 4096, 7), (3, 5000, 2),
                 (2048, 2048, 2048), (4096, 4096, 4096)]
 DET_SHAPE = (1000, 777, 1234)
 SIZES = [2048, 4096, 8192]
@@ -147,16 +155,49 @@ def normwise(c, ref, refnorm):
     return d / refnorm if refnorm else d
 
 
-def time_it(fn, reps):
+_flush_buf = []
+
+
+def flush_l2():
+    """Write 512 MiB (8x the H200's 60 MB L2): nothing the previous launch left stays cached."""
+    if not _flush_buf:
+        _flush_buf.append(cp.empty(128 * 2**20, dtype=cp.float32))
+    _flush_buf[0].fill(1.0)
+
+
+def time_it(fn, reps, flush=False):
     fn()  # warm-up
     cp.cuda.runtime.deviceSynchronize()
     evs = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(reps)]
     for s, e in evs:
+        if flush:
+            flush_l2()
         s.record()
         fn()
         e.record()
     evs[-1][1].synchronize()
     return float(np.median([cp.cuda.get_elapsed_time(s, e) for s, e in evs]))
+
+
+def profile_one(label, kernels, rooflab_cublas, nn=4096):
+    """One launch at nn^3 between cudaProfilerStart and Stop (after a warm-up launch)."""
+    inputs = Inputs()
+    a, b, _, _ = inputs.get(nn, nn, nn)
+    c = cp.empty((nn, nn), dtype=cp.float32)
+    if label == "cublas":
+        lc = rooflab_cublas(nn, nn, nn) if rooflab_cublas is not None else None
+        fn = (lambda: lc(a, b, c)) if lc is not None else (lambda: cp.matmul(a, b, out=c))
+    else:
+        spec = next((k for k in kernels if k[0] == label), None) or next(k for k in kernels if label in k[0])
+        _, launch = make_launch(spec, nn, nn, nn)
+        fn = lambda: launch(a, b, c)  # noqa: E731
+    fn()
+    cp.cuda.runtime.deviceSynchronize()
+    cp.cuda.runtime.profilerStart()
+    fn()
+    cp.cuda.runtime.deviceSynchronize()
+    cp.cuda.runtime.profilerStop()
+    print(f"profiled {label} at N={nn}", flush=True)
 
 
 def row(label, shape, err, guard, ms=None, tflops=None, ratio=None, extra=""):
@@ -212,11 +253,33 @@ def main():
     ap.add_argument("--kernels", default="", help="comma-separated substrings of labels to run")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3, help="interleaved kernel/cuBLAS rounds at N=4096 (0: none)")
+    ap.add_argument("--flush-n", type=int, default=0, help="also time with L2 flushed at this N (0: no)")
+    ap.add_argument("--odd-only", action="store_true", help="correctness at the small odd shapes only")
+    ap.add_argument("--profile", default="", help="label substring or 'cublas': one launch for ncu")
     ap.add_argument("--skip", type=int, default=0, help=argparse.SUPPRESS)  # used on re-exec
     ap.add_argument("--state", default="", help=argparse.SUPPRESS)  # results of the processes before
     args = ap.parse_args()
     t_start = time.time()
     kernels = [k for k in KERNELS if not args.kernels or any(s in k[0] for s in args.kernels.split(","))]
+    if args.profile:
+        try:
+            from rooflab.cuda.cublas import sgemm as rc
+        except Exception:  # noqa: BLE001
+            rc = None
+        profile_one(args.profile, kernels, rc)
+        return
+    if args.odd_only:  # under compute-sanitizer: small shapes, no timing
+        inputs = Inputs()
+        for spec in kernels:
+            try:
+                for m, n, k in ODD_SHAPES:
+                    a, b, ref, rn = inputs.get(m, n, k)
+                    _, launch = make_launch(spec, m, n, k)
+                    c, gok = guarded_run(launch, a, b, m, n)
+                    row(spec[0], (m, n, k), normwise(c, ref, rn), gok)
+            except Exception as e:  # noqa: BLE001
+                print(f"{spec[0]:46s} FAILED: {type(e).__name__}: {str(e).splitlines()[0][:200]}", flush=True)
+        return
     sizes = SIZES[:2] if args.quick else SIZES
 
     dev = cp.cuda.Device()
@@ -311,6 +374,20 @@ def main():
                 sys.stdout.flush()
                 os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), *rest,
                                           f"--skip={idx + 1}", f"--state={state}"])
+    if args.flush_n:
+        nn = args.flush_n
+        a, b, _, _ = inputs.get(nn, nn, nn)
+        cf = min(time_it(fn, args.reps, flush=True) for _, fn, _ in cublas_timers(nn, a, b, rooflab_cublas))
+        print(f"flushed L2, N={nn}: cuBLAS {cf:.3f} ms", flush=True)
+        for lab, _, _, spec in best.get(nn, []):
+            try:
+                _, launch = make_launch(spec, nn, nn, nn)
+                c = cp.empty((nn, nn), dtype=cp.float32)
+                ms = time_it(lambda launch=launch, c=c: launch(a, b, c), args.reps, flush=True)
+                print(f"flushed L2 {lab:46s} N={nn} {ms:8.3f} ms {2 * nn**3 / ms / 1e9:7.2f} TFLOP/s "
+                      f"{cf / ms:6.3f}x cuBLAS", flush=True)
+            except Exception as e:  # noqa: BLE001
+                print(f"flushed L2 {lab}: FAILED: {type(e).__name__}: {str(e).splitlines()[0][:200]}", flush=True)
     pipes = {nn: sorted((x for x in v if x[0].startswith("pipe")), key=lambda x: -x[1]) for nn, v in best.items()}
     if any(pipes.values()):
         print("best per size: " + "; ".join(

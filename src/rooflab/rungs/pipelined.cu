@@ -198,8 +198,18 @@ __device__ __forceinline__ void pipe_origin(int& bm, int& bn)
 
 // V = 0: the first version, kept as it was (static shared memory, ring slots
 // [STAGES][BK][BM + 4] then [STAGES][BK][BN]; barrier at the top of each slice).
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES>
-__device__ __forceinline__ void pipe_v0(const float* __restrict__ A, const float* __restrict__ B,
+// V = 2, 3: the same schedule with its ring in dynamic shared memory (dsmem, PipeV0<...>::SMEM_BYTES:
+// BK = 16/32 slices and 4-stage 128x256 rings fit); V = 3 also keeps the k-steps of a slice in a
+// rolled loop of two k-steps (one register set each) instead of unrolling all BK of them: ~1/BK*2 of
+// the code, so the slice body fits the instruction caches at any BK.
+template <int BM, int BN, int BK, int STAGES>
+struct PipeV0 {
+    static constexpr int LDA = BM + 4, LDB = BN;
+    static constexpr int SMEM_BYTES = STAGES * BK * (LDA + LDB) * 4;
+};
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int V = 0>
+__device__ __forceinline__ void pipe_v0(float* dsmem, const float* __restrict__ A, const float* __restrict__ B,
                                         float* __restrict__ C, int M, int N, int K, int bm, int bn)
 {
     constexpr int NT = (BM / WM) * (BN / WN) * 32;
@@ -225,8 +235,26 @@ __device__ __forceinline__ void pipe_v0(const float* __restrict__ A, const float
     // SM): there ptxas's own scheduler hoists the LDS as far as registers allow.
     constexpr bool FRAG_DB = !(STAGES == 2 && TM * TN <= 64);
 
-    __shared__ __align__(16) float As[STAGES][BK][LDA];
-    __shared__ __align__(16) float Bs[STAGES][BK][LDB];
+    static_assert(V == 0 || STAGES >= 3, "dynamic rings (V = 2, 3) are cp.async rings");
+    float (*As)[BK][LDA];
+    float (*Bs)[BK][LDB];
+    if constexpr (V == 0) {
+        (void)dsmem;
+        __shared__ __align__(16) float As_[STAGES][BK][LDA];
+        __shared__ __align__(16) float Bs_[STAGES][BK][LDB];
+        As = As_;
+        Bs = Bs_;
+    } else {
+#if defined(__CUDA_ARCH__)
+        {  // a launch with less dynamic shared memory than the layout needs stops here
+            unsigned dyn;
+            asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+            if (dyn < static_cast<unsigned>(PipeV0<BM, BN, BK, STAGES>::SMEM_BYTES)) __trap();
+        }
+#endif
+        As = reinterpret_cast<float (*)[BK][LDA]>(dsmem);
+        Bs = reinterpret_cast<float (*)[BK][LDB]>(dsmem + STAGES * BK * LDA);  // 16-byte aligned: LDA % 4 == 0
+    }
 
     const int tid = threadIdx.x;
     const int warp = tid / 32, lane = tid % 32;
@@ -435,10 +463,23 @@ __device__ __forceinline__ void pipe_v0(const float* __restrict__ A, const float
             cp_async_commit();
             wr = (wr + 1 == STAGES) ? 0 : wr + 1;
             frag(rd, 0, 0);
+            if constexpr (V == 3) {
+#pragma unroll 1
+                for (int k = 0; k < BK - 2; k += 2) {
+                    frag(rd, k + 1, 1);
+                    fma_step(0);
+                    frag(rd, k + 2, 0);
+                    fma_step(1);
+                }
+                frag(rd, BK - 1, 1);
+                fma_step(0);
+                fma_step(1);
+            } else {
 #pragma unroll
-            for (int k = 0; k < BK; k++) {
-                if (k < BK - 1) frag(rd, k + 1, (k + 1) & 1);
-                fma_step(k & 1);
+                for (int k = 0; k < BK; k++) {
+                    if (k < BK - 1) frag(rd, k + 1, (k + 1) & 1);
+                    fma_step(k & 1);
+                }
             }
             rd = (rd + 1 == STAGES) ? 0 : rd + 1;
         }
@@ -671,11 +712,18 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, in
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, (PipeOcc<(BM / WM) * (BN / WN) * 32, TM, TN>::value))
 mm_pipe(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K)
 {
-    static_assert(V == 0 || V == 1, "versions 0 and 1");
+    static_assert(V >= 0 && V <= 3, "versions 0 to 3");
     int bm, bn;
     pipe_origin<BM, BN, GM>(bm, bn);
     if constexpr (V == 0) {
-        pipe_v0<BM, BN, BK, WM, WN, TM, TN, STAGES>(A, B, C, M, N, K, bm, bn);
+        pipe_v0<BM, BN, BK, WM, WN, TM, TN, STAGES>(nullptr, A, B, C, M, N, K, bm, bn);
+    } else if constexpr (V >= 2) {
+#ifdef __CUDACC__
+        extern __shared__ __align__(16) float pipe_smem[];
+#else  // host builds (scripts/dev/cpu_run_climb.cpp): a static buffer of the same size
+        __shared__ __align__(16) float pipe_smem[PipeV0<BM, BN, BK, STAGES>::SMEM_BYTES / 4];
+#endif
+        pipe_v0<BM, BN, BK, WM, WN, TM, TN, STAGES, V>(pipe_smem, A, B, C, M, N, K, bm, bn);
     } else {
 #ifdef __CUDACC__
         extern __shared__ __align__(16) float pipe_smem[];

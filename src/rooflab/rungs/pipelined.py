@@ -31,11 +31,14 @@ def threads(c) -> int:
 
 def dynamic_smem(c) -> int:
     """Dynamic shared memory an instance needs at launch, bytes: PipeV1<...>::SMEM_BYTES in
-    pipelined.cu for V = 1 (STAGES x BK x (BM + 32/TPK + BN) floats, TPK = clamp(2 NT / BM, 1, BK));
-    0 for V = 0, whose shared memory is static."""
+    pipelined.cu for V = 1 (STAGES x BK x (BM + 32/TPK + BN) floats, TPK = clamp(2 NT / BM, 1, BK)),
+    PipeV0<...>::SMEM_BYTES for V = 2, 3 (STAGES x BK x (BM + 4 + BN) floats); 0 for V = 0, whose
+    shared memory is static."""
     bm, bn, bk, _, _, _, _, stages, v = (*c, 0, 1)[:9]
     if not v:
         return 0
+    if v >= 2:
+        return stages * bk * (bm + 4 + bn) * 4
     tpk = max(1, min(2 * threads(c) // bm, bk))
     return stages * bk * (bm + 32 // tpk + bn) * 4
 
