@@ -20,7 +20,12 @@ if [ "$MODE" = sweep ]; then
 else
   export CHECK_CLIMB_CONFIGS=${CONFIRM_CONFIGS:?}
   timeout ${SWEEP_S:-150} python3 $C --kernels pipe --flush-n 4096 --rounds 5 2>&1 | tee "$OUT/confirm.txt"
-  PROF=""; SAN=pipe
+  # rooflab's own harness, the default pipelined instance (CONFIGS[0]) beside cublasSgemm
+  for n in 2048 4096 8192; do
+    timeout 60 python3 -m rooflab gemm --n $n --kernels pipelined,cublas --reps 20 2>&1 | tail -n 12 | tee -a "$OUT/rooflab.txt"
+  done
+  timeout 60 python3 -m rooflab gemm --n 4096 --kernels pipelined,cublas --reps 20 --flush-l2 2>&1 | tail -n 12 | tee -a "$OUT/rooflab.txt"
+  PROF=${PROF:-}; SAN=${SAN:-pipe}
 fi
 IFS='|' read -ra PS <<< "$PROF"
 for p in "${PS[@]}"; do

@@ -198,10 +198,10 @@ __device__ __forceinline__ void pipe_origin(int& bm, int& bn)
 
 // V = 0: the first version, kept as it was (static shared memory, ring slots
 // [STAGES][BK][BM + 4] then [STAGES][BK][BN]; barrier at the top of each slice).
-// V = 2, 3: the same schedule with its ring in dynamic shared memory (dsmem, PipeV0<...>::SMEM_BYTES:
-// BK = 16/32 slices and 4-stage 128x256 rings fit); V = 3 also keeps the k-steps of a slice in a
-// rolled loop of two k-steps (one register set each) instead of unrolling all BK of them: ~1/BK*2 of
-// the code, so the slice body fits the instruction caches at any BK.
+// V = 2, 3, 4: the same schedule with its ring in dynamic shared memory (dsmem, PipeV0<...>::SMEM_BYTES:
+// BK = 16/32 slices and 4-stage 128x256 rings fit); V = 3 and 4 also keep the k-steps of a slice in a
+// rolled loop of 2 (V = 3) or 8 (V = 4) unrolled k-steps instead of unrolling all BK of them: less
+// code per slice (the instruction caches), at the price of a loop boundary every 2 or 8 steps.
 template <int BM, int BN, int BK, int STAGES>
 struct PipeV0 {
     static constexpr int LDA = BM + 4, LDB = BN;
@@ -235,7 +235,10 @@ __device__ __forceinline__ void pipe_v0(float* dsmem, const float* __restrict__ 
     // SM): there ptxas's own scheduler hoists the LDS as far as registers allow.
     constexpr bool FRAG_DB = !(STAGES == 2 && TM * TN <= 64);
 
-    static_assert(V == 0 || STAGES >= 3, "dynamic rings (V = 2, 3) are cp.async rings");
+    static_assert(V == 0 || STAGES >= 3, "dynamic rings (V = 2, 3, 4) are cp.async rings");
+    // k-steps unrolled per trip of the slice loop: all of them, or 2 (V = 3) or 8 (V = 4)
+    constexpr int KU = V == 3 ? 2 : (V == 4 && BK > 8 ? 8 : BK);
+    static_assert(KU % 2 == 0 && BK % KU == 0, "trips of an even number of k-steps");
     float (*As)[BK][LDA];
     float (*Bs)[BK][LDB];
     if constexpr (V == 0) {
@@ -463,17 +466,21 @@ __device__ __forceinline__ void pipe_v0(float* dsmem, const float* __restrict__ 
             cp_async_commit();
             wr = (wr + 1 == STAGES) ? 0 : wr + 1;
             frag(rd, 0, 0);
-            if constexpr (V == 3) {
+            if constexpr (KU < BK) {
+                // rolled: KU unrolled k-steps per trip; the last step of a trip loads the
+                // next trip's first fragments (KU is even: into set 0)
 #pragma unroll 1
-                for (int k = 0; k < BK - 2; k += 2) {
-                    frag(rd, k + 1, 1);
-                    fma_step(0);
-                    frag(rd, k + 2, 0);
-                    fma_step(1);
+                for (int h = 0; h < BK; h += KU) {
+#pragma unroll
+                    for (int j = 0; j < KU; j++) {
+                        if (j < KU - 1) {
+                            frag(rd, h + j + 1, (j + 1) & 1);
+                        } else if (h + KU < BK) {
+                            frag(rd, h + KU, 0);
+                        }
+                        fma_step(j & 1);
+                    }
                 }
-                frag(rd, BK - 1, 1);
-                fma_step(0);
-                fma_step(1);
             } else {
 #pragma unroll
                 for (int k = 0; k < BK; k++) {
@@ -712,7 +719,7 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, in
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, (PipeOcc<(BM / WM) * (BN / WN) * 32, TM, TN>::value))
 mm_pipe(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K)
 {
-    static_assert(V >= 0 && V <= 3, "versions 0 to 3");
+    static_assert(V >= 0 && V <= 4, "versions 0 to 4");
     int bm, bn;
     pipe_origin<BM, BN, GM>(bm, bn);
     if constexpr (V == 0) {

@@ -5,19 +5,20 @@
 from rooflab.rungs.record import Rung, Step, Variant, cdiv
 
 # (BM, BN, BK, WM, WN, TM, TN, STAGES[, V, GM]): instances pipelined.cu compiles; the first is the
-# default until `rooflab tune` has searched this GPU. V = 0 (the first pipeline: static shared
-# memory, STAGES 2 = register prefetch) or 1 (the leaner cp.async ring in dynamic shared memory,
-# barrier before the last k-step); GM > 1 groups the block order in bands of GM block-rows.
+# default until `rooflab tune` has searched this GPU (the first that fits the device's shared memory).
+# V = 0: the first pipeline (static shared memory; STAGES 2 = register prefetch); V = 1: the cp.async
+# ring with unchecked interior copies and the barrier before the last k-step; V = 2: the V = 0 schedule
+# with its ring in dynamic shared memory (BK = 16, 4 stages); V = 4: V = 2 with a rolled loop of 8
+# unrolled k-steps. GM > 1 groups the block order in bands of GM block-rows.
 CONFIGS = (
-    (128, 256, 8, 64, 64, 8, 16, 3),  # the H200's winner in every search so far (2026-11-30): the default
-    (128, 256, 16, 64, 64, 8, 16, 3, 1, 8),
+    (128, 256, 16, 64, 64, 8, 16, 4, 2, 8),  # the H200's winner (2026-11-30, simt3): the default
+    (128, 256, 16, 64, 64, 8, 16, 3, 2, 8),
+    (128, 256, 8, 64, 64, 8, 16, 3),  # the V = 0 winner before; the default where 97 KB do not fit
+    (128, 256, 16, 64, 64, 8, 16, 4, 2, 4),
+    (128, 256, 16, 64, 64, 8, 16, 3, 4, 8),
+    (128, 256, 32, 64, 64, 8, 16, 3, 4, 8),
     (128, 256, 16, 64, 64, 8, 16, 4, 1, 8),
-    (128, 256, 8, 64, 64, 8, 16, 4, 1, 8),
-    (128, 256, 8, 64, 64, 8, 16, 3, 1, 8),
-    (128, 128, 16, 64, 64, 8, 16, 3, 1, 8),
-    (128, 128, 16, 64, 64, 8, 16, 4, 1, 8),
-    (256, 128, 16, 64, 64, 16, 8, 3, 1, 8),
-    (128, 256, 16, 64, 64, 8, 16, 3, 1, 1),
+    (128, 128, 16, 64, 64, 8, 16, 3, 2, 8),
     (128, 256, 8, 64, 64, 8, 16, 2),
     (128, 128, 8, 64, 64, 8, 16, 3),
     (128, 128, 8, 64, 64, 8, 16, 2),
@@ -32,7 +33,7 @@ def threads(c) -> int:
 def dynamic_smem(c) -> int:
     """Dynamic shared memory an instance needs at launch, bytes: PipeV1<...>::SMEM_BYTES in
     pipelined.cu for V = 1 (STAGES x BK x (BM + 32/TPK + BN) floats, TPK = clamp(2 NT / BM, 1, BK)),
-    PipeV0<...>::SMEM_BYTES for V = 2, 3 (STAGES x BK x (BM + 4 + BN) floats); 0 for V = 0, whose
+    PipeV0<...>::SMEM_BYTES for V = 2, 3, 4 (STAGES x BK x (BM + 4 + BN) floats); 0 for V = 0, whose
     shared memory is static."""
     bm, bn, bk, _, _, _, _, stages, v = (*c, 0, 1)[:9]
     if not v:
