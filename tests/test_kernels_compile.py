@@ -143,15 +143,18 @@ def test_planted_bugs_compile(compiled, job):
 @needs_nvcc
 def test_pipelined_dynamic_smem_matches_the_record(tmp_path):
     """The launcher passes pipelined.py's dynamic_smem(c) bytes; the kernel lays out PipeV1<...>::SMEM_BYTES
-    (and traps when given less): the two formulas must agree for every configuration."""
+    (V = 1) or PipeV0<...>::SMEM_BYTES (V = 2, 3, 4) and traps when given less: the formulas must agree for
+    every configuration."""
     from rooflab.rungs import pipelined
 
     lines = ["#define PIPE_NO_INSTANCES", '#include "pipelined.cu"']
     dynamic = [c for c in pipelined.CONFIGS if pipelined.dynamic_smem(c)]
     assert dynamic, "no configuration uses dynamic shared memory"
+    assert {c[8] for c in dynamic} >= {1, 2}, "both dynamic layouts are configured"
     for c in dynamic:
         args = ", ".join(map(str, c[:8]))
-        lines.append(f'static_assert(PipeV1<{args}>::SMEM_BYTES == {pipelined.dynamic_smem(c)}, "{args}");')
+        layout = f"PipeV1<{args}>" if c[8] == 1 else f"PipeV0<{c[0]}, {c[1]}, {c[2]}, {c[7]}>"
+        lines.append(f'static_assert({layout}::SMEM_BYTES == {pipelined.dynamic_smem(c)}, "{args}");')
     for v, c in zip(pipelined.VARIANTS, pipelined.CONFIGS):
         assert v.shared_mem == pipelined.dynamic_smem(c) and v.kernel == pipelined.kernel_name(c)
     src = tmp_path / "smem.cu"

@@ -11,7 +11,7 @@
 // Shared-memory fragments are double buffered where registers allow: the LDS.128s
 // for k-step k+1 are issued before the FFMAs of step k (see FRAG_DB).
 //
-// Two versions of the cp.async pipeline (template argument V):
+// Versions of the cp.async pipeline (template argument V):
 //   V = 0: the first one, kept unchanged as a tuned fallback: static shared memory,
 //     barrier at the top of each slice, every copy predicated and its source clamped.
 //   V = 1: issue-slot diet for the same arithmetic. Dynamic shared memory (so
@@ -28,7 +28,14 @@
 //     - the barrier sits before the slice's last k-step: the FFMAs of that step run
 //       while the first fragments of the next slice load (no LDS latency after the
 //       barrier), as in the register-prefetch schedule.
-//   GM > 1: grouped rasterisation, for either version: consecutive blocks walk a
+//   V = 2: the V = 0 schedule unchanged, its ring moved to dynamic shared memory
+//     (PipeV0<...>::SMEM_BYTES = STAGES x BK x (BM + 4 + BN) x 4), so BK = 16 slices and
+//     4 stages fit: half the barriers and slice overhead per FFMA. The H200's winner is
+//     <128,256,16,64,64,8,16,4,2,8> (0.92x cuBLAS at 4096; V = 0's best was 0.90x).
+//     V = 3 / 4: V = 2 with a rolled loop of 2 / 8 unrolled k-steps per slice (less code:
+//     V = 4 cut ncu's no_instruction stalls from 0.16 to 0.03 per issue, but the loop
+//     boundary cost more in short-scoreboard and dispatch stalls; both slower).
+//   GM > 1: grouped rasterisation, for any version: consecutive blocks walk a
 //     band of GM block-rows down before moving to the next block-column (L2 reuse of
 //     B across the band). The grid is unchanged (cdiv(N, BN), cdiv(M, BM), 1).
 //
@@ -42,7 +49,8 @@
 // 4x4 spread over the warp tile with strides 4*WM/TM rows and 4*WN/TN columns, so a
 // warp's LDS.128 touches at most 8 consecutive float4s: conflict-free).
 // Threads per block: (BM/WM)(BN/WN) x 32; grid (cdiv(N, BN), cdiv(M, BM), 1).
-// Shared memory: V = 0 static, STAGES x BK x (BM + 4 + BN) x 4 bytes (<= 48 KB);
+// Shared memory: V = 0 static, STAGES x BK x (BM + 4 + BN) x 4 bytes (<= 48 KB); V = 2..4 the same
+// bytes, dynamic;
 // V = 1 dynamic, PipeV1<...>::SMEM_BYTES = STAGES x BK x (BM + 32/TPK + BN) x 4,
 // to be passed at launch (and opted into above 48 KB); the kernel traps if the
 // launch gives it less.
@@ -767,4 +775,11 @@ template __global__ void mm_pipe<128, 128, 16, 64, 64, 8, 16, 4, 1, 8>(const flo
 template __global__ void mm_pipe<256, 128, 16, 64, 64, 16, 8, 3, 1, 8>(const float*, const float*, float*, int, int, int);
 // the same pipeline with the plain block order, to measure what the grouping gives
 template __global__ void mm_pipe<128, 256, 16, 64, 64, 8, 16, 3, 1, 1>(const float*, const float*, float*, int, int, int);
+// V = 2 (the V = 0 schedule, ring in dynamic shared memory): the H200's winner first
+template __global__ void mm_pipe<128, 256, 16, 64, 64, 8, 16, 4, 2, 8>(const float*, const float*, float*, int, int, int);
+template __global__ void mm_pipe<128, 256, 16, 64, 64, 8, 16, 3, 2, 8>(const float*, const float*, float*, int, int, int);
+template __global__ void mm_pipe<128, 256, 16, 64, 64, 8, 16, 4, 2, 2>(const float*, const float*, float*, int, int, int);
+template __global__ void mm_pipe<128, 128, 16, 64, 64, 8, 16, 3, 2, 8>(const float*, const float*, float*, int, int, int);
+// V = 4 (rolled loop of 8 unrolled k-steps): measured slower, kept compiled for the record
+template __global__ void mm_pipe<128, 256, 16, 64, 64, 8, 16, 3, 4, 8>(const float*, const float*, float*, int, int, int);
 #endif
