@@ -106,7 +106,7 @@ RUNG = Rung(
         "parked in registers (two shared buffers) or copied straight into a shared-memory ring with cp.async; "
         "one barrier per slice, and the shared reads of the next k-step are issued before the FMAs of the "
         "current one. Slices of 16 k-steps in a 4-stage ring (dynamic shared memory) halve the barriers per "
-        "FFMA, and about 91% of the issued instructions are FFMA. The tile shape is searched per GPU by "
+        "FFMA, and about 90% of the issued instructions are FFMA. The tile shape is searched per GPU by "
         "`rooflab tune`."
     ),
     paragraphs=(("warptile", "warp-tiled → pipelined", _from_warptile),),
