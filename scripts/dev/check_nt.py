@@ -32,6 +32,8 @@ def main() -> int:
     ap.add_argument("--only", default="")
     ap.add_argument("--sizes", default="4096,8192")
     ap.add_argument("--err8192", action="store_true", help="also the error of each rung's default at 8192")
+    ap.add_argument("--profile", default="", help="launch this kernel twice at --n (for ncu), nothing else")
+    ap.add_argument("--n", type=int, default=4096)
     args = ap.parse_args()
 
     from rooflab.cuda import cublas
@@ -116,6 +118,18 @@ def main() -> int:
             ts.append(cp.cuda.get_elapsed_time(s, e))
         return float(np.median(ts))
 
+    if args.profile:
+        rung = next(r for _b, r, _l in variants if r.kernel == args.profile)
+        n = args.n
+        rs = cp.random.RandomState(1)
+        a = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
+        b = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
+        c = cp.empty((n, n), dtype=cp.float32)
+        launch, _ = prepare(rung, n, n, n)
+        for _ in range(2):
+            launch(a, b, c)
+        cp.cuda.Device().synchronize()
+        return 0
     print(f"device {cp.cuda.runtime.getDeviceProperties(0)['name']}; {len(variants)} variants", flush=True)
     shapes = SMALL if args.small else ODD + [(4096, 4096, 4096)]
     results: dict = {}
@@ -187,10 +201,10 @@ def main() -> int:
                 print(f"  {rung.kernel:24s} {n}: {ms:.3f} ms {2 * n**3 / ms / 1e9:7.1f} TFLOP/s = "
                       f"{peer_ms[(peer, n)] / ms:.3f}x cuBLAS {peer}; pre-pass {pre:.3f} ms, main {main_ms:.3f} ms "
                       f"({2 * n**3 / main_ms / 1e9:.1f} TFLOP/s)", flush=True)
-                del a2, b2
+                a2 = b2 = None
             except Exception as exc:  # noqa: BLE001
                 print(f"  {rung.kernel} {n}: FAILED {exc.__class__.__name__}: {str(exc)[:300]}", flush=True)
-        del a, b, c
+        a = b = c = None
         cp.get_default_memory_pool().free_all_blocks()
 
     print("\n== GOALS")

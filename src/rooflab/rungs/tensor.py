@@ -47,6 +47,8 @@ _WGT_VARIANTS = (
             _nt_smem(192, 256, 1, 4)),
     Variant("192x256x32 3 warpgroups stages 3", "mm_wgmma_tf32_wg3_s3", (384, 1, 1), _tiles(192, 256),
             _nt_smem(192, 256, 1, 3)),
+    Variant("128x256x32 producer + 2 consumer warpgroups stages 4", "mm_wgmma_tf32_ws", (384, 1, 1),
+            _tiles(128, 256), _nt_smem(128, 256, 1, 4)),
 )
 # 3xTF32: 128×128 (a partial accumulator beside the FP32 one leaves no room for 256 columns),
 # flushed every 1, 2 or 4 k-tiles, the warpgroups' flushes staggered or not; or 3 warpgroups
@@ -61,6 +63,10 @@ _W3_VARIANTS = (
             _nt_smem(128, 128, 2, 3)),
     Variant("192x128x32 3 warpgroups stages 2 flush 2", "mm_wgmma_3xtf32_wg3", (384, 1, 1), _tiles(192, 128),
             _nt_smem(192, 128, 2, 2)),
+    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 2", "mm_wgmma_3xtf32_ws", (384, 1, 1),
+            _tiles(128, 128), _nt_smem(128, 128, 2, 3)),
+    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 4", "mm_wgmma_3xtf32_ws_f4", (384, 1, 1),
+            _tiles(128, 128), _nt_smem(128, 128, 2, 3)),
 )
 
 

@@ -218,6 +218,55 @@ __device__ __forceinline__ void wgmma_m64n256k8(float (&d)[128], unsigned long l
         : "l"(da), "l"(db), "r"(scale_d));
 }
 
+template <int V>
+struct IC {
+    static constexpr int value = V;
+};
+template <int I, int N, typename F>
+__device__ __forceinline__ void static_for(F&& f)
+{
+    if constexpr (I < N) {
+        f(IC<I>{});
+        static_for<I + 1, N>(f);
+    }
+}
+
+// One k-tile of the staged operands into a ring slot by THREADS copying threads (t < THREADS):
+// per part, BM rows of A then BN rows of B, each row 8 16-byte chunks; thread t copies chunk
+// t % 8 of rows t / 8 + i * RPP. The row range of pass i is known at compile time, so where a
+// pass lies wholly in one operand (all the configurations here) its source is one base
+// pointer plus t / 8 rows: a handful of instructions per chunk, no branches. A pass that
+// straddles two operands takes the general per-chunk path.
+template <int BM, int BN, int PARTS, int THREADS>
+__device__ __forceinline__ void copy_tile(unsigned slot, const float* A, const float* B, int M, int N, int K, int bm,
+                                          int bn, int kt, int t)
+{
+    constexpr int ROWS = BM + BN, PART_BYTES = ROWS * 128, RPP = THREADS / 8, TOTAL = PARTS * ROWS;
+    static_assert(THREADS % 64 == 0, "passes of whole 8-row swizzle groups");
+    const int c = t % 8, rr = t / 8, k = kt * NT_BK + 4 * c;
+    const unsigned sw = rr * 128 + ((c ^ (rr & 7)) << 4);  // RPP % 8 == 0: row & 7 == rr & 7
+    const size_t a_part = (size_t)M * K, b_part = (size_t)N * K;
+    static_for<0, (TOTAL + RPP - 1) / RPP>([&](auto ic) {
+        constexpr int row0 = decltype(ic)::value * RPP, p = row0 / ROWS, r0 = row0 % ROWS;
+        constexpr bool is_a = r0 < BM;
+        constexpr bool whole = is_a ? r0 + RPP <= BM : r0 + RPP <= ROWS;
+        if (row0 + RPP > TOTAL && row0 + rr >= TOTAL) return;  // the last pass, partly past the end
+        if constexpr (whole) {
+            const int g = (is_a ? bm + r0 : bn + (r0 - BM)) + rr;
+            const bool ok = g < (is_a ? M : N);
+            const float* src = (is_a ? A + p * a_part : B + p * b_part) + (size_t)g * K + k;
+            cp_async16(slot + p * PART_BYTES + r0 * 128 + sw, ok ? src : A, ok ? 16 : 0);
+        } else {
+            const int pr = row0 + rr, pp = pr / ROWS, r = pr % ROWS;
+            const bool a_row = r < BM;
+            const int g = a_row ? bm + r : bn + (r - BM);
+            const bool ok = g < (a_row ? M : N);
+            const float* src = a_row ? A + pp * a_part + (size_t)g * K + k : B + pp * b_part + (size_t)g * K + k;
+            cp_async16(slot + pp * PART_BYTES + r * 128 + ((c ^ (r & 7)) << 4), ok ? src : A, ok ? 16 : 0);
+        }
+    });
+}
+
 template <int BN>
 __device__ __forceinline__ void mma(float (&d)[BN / 2], unsigned long long da, unsigned long long db, int scale_d)
 {
@@ -234,8 +283,6 @@ __device__ __forceinline__ void body(const float* A, const float* B, float* C, i
 {
     constexpr int BM = 64 * WGS, THREADS = 128 * WGS, ROWS = BM + BN;
     constexpr int PART_BYTES = ROWS * 128, STAGE_BYTES = PARTS * PART_BYTES;
-    constexpr int CHUNKS = PARTS * ROWS * 8;  // 16-byte chunks per stage
-    constexpr int PER_THREAD = (CHUNKS + THREADS - 1) / THREADS;
     constexpr int NACC = BN / 2;  // accumulator registers per thread
     constexpr int P = STAGES - 1 - INFLIGHT;  // prefetch distance in k-tiles
     static_assert(P >= 1, "the ring needs at least one k-tile of prefetch");
@@ -252,28 +299,14 @@ __device__ __forceinline__ void body(const float* A, const float* B, float* C, i
     const int bm = (first_m + (pid % in_group) % group_rows) * BM;
     const int bn = ((pid % in_group) / group_rows) * BN;
     const int KT = K / NT_BK;
-    const size_t a_part = (size_t)M * K, b_part = (size_t)N * K;
 
-    // tile kt into its slot: chunk e = tid + i * THREADS is row e / 8 of parts x (A rows, B rows),
-    // column chunk e % 8 = tid % 8
+    // tile kt into its slot; the thread index re-read (an opaque S2R) keeps the compiler from
+    // hoisting a pointer and a predicate per chunk out of the k-loop (registers held for the
+    // whole loop: spills); recomputing them is a few instructions per chunk
     auto load = [&](int kt) {
-        // the thread index re-read (an opaque S2R) keeps the compiler from hoisting a pointer and a
-        // predicate per chunk out of the k-loop (registers held for the whole loop: spills)
         int t;
         asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
-        const unsigned slot = ring + (kt % STAGES) * STAGE_BYTES;
-        const int c = t % 8, k = kt * NT_BK + 4 * c;
-#pragma unroll
-        for (int i = 0; i < PER_THREAD; i++) {
-            const int e = t + i * THREADS;
-            if (CHUNKS % THREADS != 0 && e >= CHUNKS) break;
-            const int pr = e / 8, p = pr / ROWS, r = pr % ROWS;
-            const bool is_a = r < BM;
-            const int g = is_a ? bm + r : bn + (r - BM);
-            const bool ok = g < (is_a ? M : N);
-            const float* src = is_a ? A + p * a_part + (size_t)g * K + k : B + p * b_part + (size_t)g * K + k;
-            cp_async16(slot + p * PART_BYTES + r * 128 + ((c ^ (r & 7)) << 4), ok ? src : A, ok ? 16 : 0);
-        }
+        copy_tile<BM, BN, PARTS, THREADS>(ring + (kt % STAGES) * STAGE_BYTES, A, B, M, N, K, bm, bn, kt, t);
     };
 
     float acc[NACC], part[PARTS == 2 ? NACC : 1];
@@ -356,6 +389,150 @@ __device__ __forceinline__ void body(const float* A, const float* B, float* C, i
     }
 }
 
+// mbarriers (warp-specialised kernel): init, arrive, arrive on completion of this thread's
+// earlier cp.async (noinc: counts as one of the expected arrivals), wait for a phase's parity
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void cp_async_mbar_arrive(unsigned bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "WAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n"
+        "}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+
+// Warp-specialised: warpgroup 0 produces (cp.async into the STAGES-deep ring, each slot's
+// completion signalled on its "full" mbarrier by cp.async.mbarrier.arrive), warpgroups 1 and 2
+// consume (rows 0-63 and 64-127 of the 128 x BN tile): wait for the slot's full barrier, fence
+// the async proxy, issue the k-tile's wgmma, and once the previous tile's have completed arrive
+// on that slot's "empty" barrier, which the producer waits for before refilling it. The
+// producer never waits for its own copies, so up to STAGES tiles are in flight (the
+// block-synchronous body: STAGES - 1 - INFLIGHT, and its proxy fence's MEMBAR may wait for the
+// copies still in flight); no block-wide barrier in the loop, so the consumers drift apart
+// and one's drain overlaps the other's wgmma.
+template <int BN, int STAGES, int PARTS, int FLUSH, int STAGGER>
+__device__ __forceinline__ void body_ws(const float* A, const float* B, float* C, int M, int N, int K)
+{
+    constexpr int BM = 128, THREADS = 128, ROWS = BM + BN;  // THREADS: the producer's
+    constexpr int PART_BYTES = ROWS * 128, STAGE_BYTES = PARTS * PART_BYTES;
+    constexpr int NACC = BN / 2;
+    extern __shared__ __align__(1024) unsigned char nt_smem[];
+    __shared__ __align__(8) unsigned long long bars[2 * STAGES];  // full[s], then empty[s]
+    const unsigned ring = (smem_u32(nt_smem) + 1023u) & ~1023u;
+    const unsigned full0 = smem_u32(&bars[0]), empty0 = smem_u32(&bars[STAGES]);
+    const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32, warp = (tid % 128) / 32;
+
+    const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
+    const int pid = blockIdx.x, in_group = GROUP_M * grid_n;
+    const int first_m = (pid / in_group) * GROUP_M;
+    const int group_rows = min(grid_m - first_m, GROUP_M);
+    const int bm = (first_m + (pid % in_group) % group_rows) * BM;
+    const int bn = ((pid % in_group) / group_rows) * BN;
+    const int KT = K / NT_BK;
+
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(full0 + 8 * s, THREADS);  // every producer thread arrives once per fill
+            mbar_init(empty0 + 8 * s, 256);     // every consumer thread once per use
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {  // producer: tile kt into slot kt % STAGES once tile kt - STAGES is released
+        for (int kt = 0; kt < KT; kt++) {
+            const int s = kt % STAGES;
+            if (kt >= STAGES) mbar_wait(empty0 + 8 * s, ((kt / STAGES) - 1) & 1);
+            copy_tile<BM, BN, PARTS, THREADS>(ring + s * STAGE_BYTES, A, B, M, N, K, bm, bn, kt, tid);
+            cp_async_mbar_arrive(full0 + 8 * s);  // fires when this thread's copies have landed
+        }
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        return;
+    }
+
+    const int cw = wg - 1, shift = STAGGER * cw;
+    float acc[NACC], part[PARTS == 2 ? NACC : 1];
+#pragma unroll
+    for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < (PARTS == 2 ? NACC : 1); i++) part[i] = 0.0f;
+    for (int kt = 0; kt < KT; kt++) {
+        const int s = kt % STAGES;
+        mbar_wait(full0 + 8 * s, (kt / STAGES) & 1);  // every producer thread's copies of tile kt have landed
+        fence_proxy_async();                          // ... and are visible to the async proxy
+        const unsigned slot = ring + s * STAGE_BYTES;
+        const unsigned a0 = slot + cw * 64 * 128, b0 = slot + BM * 128;
+        if constexpr (PARTS == 1) {
+            fence_f(acc);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < NT_BK / 8; kk++) mma<BN>(acc, desc(a0 + 32 * kk), desc(b0 + 32 * kk), 1);
+            wgmma_commit();
+            wgmma_wait<1>();
+            fence_f(acc);
+        } else {
+            const bool first = kt == 0 || (kt + shift) % FLUSH == 0;
+            const bool last = kt == KT - 1 || (kt + 1 + shift) % FLUSH == 0;
+            fence_f(part);
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < NT_BK / 8; kk++) {
+                const unsigned ab = a0 + 32 * kk, as = ab + PART_BYTES, bb = b0 + 32 * kk, bs = bb + PART_BYTES;
+                mma<BN>(part, desc(ab), desc(bs), kk > 0 || !first);  // big * small
+                mma<BN>(part, desc(as), desc(bb), 1);                 // small * big
+                mma<BN>(part, desc(ab), desc(bb), 1);                 // big * big
+            }
+            wgmma_commit();
+            if (last) {
+                wgmma_wait<0>();
+                fence_f(part);
+#pragma unroll
+                for (int i = 0; i < NACC; i++) acc[i] += part[i];
+            } else {
+                wgmma_wait<1>();
+                fence_f(part);
+            }
+        }
+        if (kt >= 1) mbar_arrive(empty0 + 8 * ((kt - 1) % STAGES));  // tile kt - 1's wgmma are done
+    }
+    wgmma_wait<0>();
+    fence_f(acc);
+
+    const bool pair = (N % 2 == 0) && ((reinterpret_cast<size_t>(C) & 7) == 0);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int r = bm + cw * 64 + warp * 16 + lane / 4 + 8 * h;
+        if (r >= M) continue;
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            const int c = bn + 8 * j + 2 * (lane % 4);
+            float* p = C + (size_t)r * N + c;
+            if (pair && c < N) {
+                *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            } else {
+                if (c < N) p[0] = acc[4 * j + 2 * h];
+                if (c + 1 < N) p[1] = acc[4 * j + 2 * h + 1];
+            }
+        }
+    }
+}
+
 }  // namespace nt
 #endif
 
@@ -422,5 +599,30 @@ mm_wgmma_3xtf32_wg3(const float* A, const float* B, float* C, int M, int N, int 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     nt::body<3, 128, 2, 0, 2, 2, 1>(A, B, C, M, N, K);  // 164864 bytes
+#endif
+}
+
+// warp-specialised (nt::body_ws<BN, STAGES, PARTS, FLUSH, STAGGER>): 1 producer + 2 consumer warpgroups
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_tf32_ws(const float* A, const float* B, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    nt::body_ws<256, 4, 1, 0, 0>(A, B, C, M, N, K);  // 197632 bytes
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_ws(const float* A, const float* B, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    nt::body_ws<128, 3, 2, 2, 1>(A, B, C, M, N, K);  // 197632 bytes
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_ws_f4(const float* A, const float* B, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    nt::body_ws<128, 3, 2, 4, 2>(A, B, C, M, N, K);  // 197632 bytes
 #endif
 }
