@@ -40,33 +40,39 @@ def _nt_smem(bm: int, bn: int, parts: int, stages: int) -> int:
     return stages * parts * (bm + bn) * 128 + 1024
 
 
-# TF32: 2 warpgroups (128×256) or 3 (192×256), ring depth
+# TF32: 3 warpgroups (192×256) or 2 (128×256), ring depth, batches left in flight; or a producer
+# warpgroup feeding 2 consumers (first: the fastest at 8192 on the H200, docs/nt-prediction.md)
 _WGT_VARIANTS = (
-    Variant("128x256x32 2 warpgroups stages 4", "mm_wgmma_tf32", (256, 1, 1), _tiles(128, 256), _nt_smem(128, 256, 1, 4)),
     Variant("192x256x32 3 warpgroups stages 4", "mm_wgmma_tf32_wg3", (384, 1, 1), _tiles(192, 256),
+            _nt_smem(192, 256, 1, 4)),
+    Variant("128x256x32 2 warpgroups stages 4", "mm_wgmma_tf32", (256, 1, 1), _tiles(128, 256), _nt_smem(128, 256, 1, 4)),
+    Variant("192x256x32 3 warpgroups stages 4 wait 0", "mm_wgmma_tf32_wg3_w0", (384, 1, 1), _tiles(192, 256),
             _nt_smem(192, 256, 1, 4)),
     Variant("192x256x32 3 warpgroups stages 3", "mm_wgmma_tf32_wg3_s3", (384, 1, 1), _tiles(192, 256),
             _nt_smem(192, 256, 1, 3)),
     Variant("128x256x32 producer + 2 consumer warpgroups stages 4", "mm_wgmma_tf32_ws", (384, 1, 1),
             _tiles(128, 256), _nt_smem(128, 256, 1, 4)),
 )
-# 3xTF32: 128×128 (a partial accumulator beside the FP32 one leaves no room for 256 columns),
-# flushed every 1, 2 or 4 k-tiles, the warpgroups' flushes staggered or not; or 3 warpgroups
+# 3xTF32: 128×128 (a partial accumulator beside the FP32 one leaves no room for 256 columns): a
+# producer warpgroup feeding 2 consumers (first: the fastest on the H200), or block-synchronous
+# warpgroups; the partial flushed every 1, 2 or 4 k-tiles, the warpgroups' flushes staggered or not
+_W3_SMEM = _nt_smem(128, 128, 2, 3)
 _W3_VARIANTS = (
-    Variant("128x128x32 2 warpgroups stages 3 flush 2 staggered", "mm_wgmma_3xtf32", (256, 1, 1),
-            _tiles(128, 128), _nt_smem(128, 128, 2, 3)),
-    Variant("128x128x32 2 warpgroups stages 3 flush 1", "mm_wgmma_3xtf32_f1", (256, 1, 1), _tiles(128, 128),
-            _nt_smem(128, 128, 2, 3)),
-    Variant("128x128x32 2 warpgroups stages 3 flush 4 staggered", "mm_wgmma_3xtf32_f4", (256, 1, 1),
-            _tiles(128, 128), _nt_smem(128, 128, 2, 3)),
+    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 2", "mm_wgmma_3xtf32_ws", (384, 1, 1),
+            _tiles(128, 128), _W3_SMEM),
+    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 4", "mm_wgmma_3xtf32_ws_f4", (384, 1, 1),
+            _tiles(128, 128), _W3_SMEM),
+    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 1", "mm_wgmma_3xtf32_ws_f1", (384, 1, 1),
+            _tiles(128, 128), _W3_SMEM),
+    Variant("128x128x32 2 warpgroups stages 3 flush 2 staggered", "mm_wgmma_3xtf32", (256, 1, 1), _tiles(128, 128),
+            _W3_SMEM),
+    Variant("128x128x32 2 warpgroups stages 3 flush 1", "mm_wgmma_3xtf32_f1", (256, 1, 1), _tiles(128, 128), _W3_SMEM),
+    Variant("128x128x32 2 warpgroups stages 3 flush 4 staggered", "mm_wgmma_3xtf32_f4", (256, 1, 1), _tiles(128, 128),
+            _W3_SMEM),
     Variant("128x128x32 2 warpgroups stages 3 flush 2", "mm_wgmma_3xtf32_f2_ns", (256, 1, 1), _tiles(128, 128),
-            _nt_smem(128, 128, 2, 3)),
+            _W3_SMEM),
     Variant("192x128x32 3 warpgroups stages 2 flush 2", "mm_wgmma_3xtf32_wg3", (384, 1, 1), _tiles(192, 128),
             _nt_smem(192, 128, 2, 2)),
-    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 2", "mm_wgmma_3xtf32_ws", (384, 1, 1),
-            _tiles(128, 128), _nt_smem(128, 128, 2, 3)),
-    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 4", "mm_wgmma_3xtf32_ws_f4", (384, 1, 1),
-            _tiles(128, 128), _nt_smem(128, 128, 2, 3)),
 )
 
 
@@ -112,12 +118,13 @@ MMA_3XTF32 = Rung(
 WGMMA_3XTF32 = Rung(
     name="wgmma_3xtf32", title="wgmma 3xTF32 (Hopper, FP32-accurate)", stage="tensor cores", precision="3xtf32",
     source="rungs/wgmma_tf32.cu", kernel=_W3_VARIANTS[0].kernel, block=_W3_VARIANTS[0].block,
-    grid=_W3_VARIANTS[0].grid, shared_mem=_W3_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128),
+    grid=_W3_VARIANTS[0].grid, shared_mem=_W3_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128) * 2,  # big and small parts
     requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), variants=_W3_VARIANTS, staging="3xtf32",
     explain="3xTF32 on Hopper's warpgroup MMA. TF32 wgmma reads both operands K-major, so a pre-pass (timed with "
-            "the GEMM) splits A and the transpose of B into TF32 high and residual parts; the main kernel copies "
-            "the four parts with cp.async into 128-byte-swizzled shared memory and runs three m64n128k8 products "
-            "per k8 step straight from it. The products of every two k-tiles are summed from zero in a partial "
+            "the GEMM) splits A and the transpose of B into TF32 high and residual parts; in the main kernel a "
+            "producer warpgroup copies the four parts with cp.async into a ring of 128-byte-swizzled shared memory, "
+            "signalling each slot on an mbarrier, and two consumer warpgroups run three m64n128k8 products per k8 "
+            "step straight from it. The products of every two k-tiles are summed from zero in a partial "
             "accumulator and added to the FP32 accumulator with round-to-nearest adds, so the tensor core's "
             "truncating accumulation never acts on a long sum.",
     paragraphs=(("cublas", "cuBLAS SGEMM → wgmma 3xTF32", _sgemm_to_3xtf32),
@@ -133,7 +140,7 @@ WGMMA_3XTF32 = Rung(
 WGMMA_TF32 = Rung(
     name="wgmma_tf32", title="wgmma TF32 (Hopper)", stage="tensor cores", precision="tf32", rounding="tf32",
     source="rungs/wgmma_tf32.cu", kernel=_WGT_VARIANTS[0].kernel, block=_WGT_VARIANTS[0].block,
-    grid=_WGT_VARIANTS[0].grid, shared_mem=_WGT_VARIANTS[0].shared_mem, loads_per_fma=_TILE_LOADS,
+    grid=_WGT_VARIANTS[0].grid, shared_mem=_WGT_VARIANTS[0].shared_mem, loads_per_fma=_loads(192, 256),
     requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), variants=_WGT_VARIANTS, staging="tf32",
     # the accumulator stays in the wgmma chain, whose FP32 accumulation truncates: about 1e-5 at
     # K=4096, growing with K (cuBLAS TF32: 1.4e-5). A kernel that truncated its inputs instead of
@@ -141,8 +148,8 @@ WGMMA_TF32 = Rung(
     normwise_tol=1e-4,
     explain="TF32 on Hopper's warpgroup MMA with the BF16 rung's data path: a pre-pass (timed with the GEMM) "
             "rounds A to TF32 (cvt.rna) and writes B transposed and rounded, so both operands are K-major as "
-            "TF32 wgmma requires; two (tuned: three) warpgroups then issue m64n256k8 on 128-byte-swizzled "
-            "shared memory fed by a 3- or 4-stage cp.async ring, one batch left running across each barrier.",
+            "TF32 wgmma requires; three warpgroups then issue m64n256k8 on 128-byte-swizzled shared memory "
+            "(192×256 tiles) fed by a 4-stage cp.async ring, one batch left running across each barrier.",
 )
 CUBLAS_TF32 = Rung(
     name="cublas_tf32", title="cuBLAS TF32", stage="tensor cores (ceiling)", precision="tf32", rounding="tf32",

@@ -36,15 +36,19 @@
 //
 // Shapes: any M, N >= 1; K through Kp. Kernels (extern "C"), shared memory per
 // MM_WGMMA_TF32_SMEM(BM, BN, parts, stages) (set max_dynamic_shared_size_bytes):
+//   mm_wgmma_tf32_wg3      TF32, 192 x 256, 3 warpgroups, 4 stages, 1 in flight (the default)
 //   mm_wgmma_tf32          TF32, 128 x 256, 2 warpgroups, 4 stages, 1 in flight
-//   mm_wgmma_tf32_wg3      TF32, 192 x 256, 3 warpgroups, 4 stages, 1 in flight
+//   mm_wgmma_tf32_wg3_w0   TF32, 192 x 256, 3 warpgroups, 4 stages, wait_group 0 (prefetch distance 3)
 //   mm_wgmma_tf32_wg3_s3   TF32, 192 x 256, 3 warpgroups, 3 stages, 1 in flight
+//   mm_wgmma_tf32_ws       TF32, 128 x 256, producer + 2 consumer warpgroups (body_ws), 4 stages
+//   mm_wgmma_3xtf32_ws     3xTF32, 128 x 128, producer + 2 consumers, 3 stages, flush every 2 k-tiles (default)
+//   mm_wgmma_3xtf32_ws_f4  the same, flush every 4 k-tiles; _ws_f1: every k-tile
 //   mm_wgmma_3xtf32        3xTF32, 128 x 128, 2 warpgroups, 3 stages, flush every 2 k-tiles, staggered
 //   mm_wgmma_3xtf32_f1     the same, flush every k-tile
 //   mm_wgmma_3xtf32_f4     flush every 4 k-tiles, staggered by 2
 //   mm_wgmma_3xtf32_f2_ns  flush every 2 k-tiles, not staggered
 //   mm_wgmma_3xtf32_wg3    192 x 128, 3 warpgroups, 2 stages, wait_group 0, flush every 2 k-tiles
-// Launch: block 128 * WGS, grid (cdiv(M,BM) * cdiv(N,BN), 1, 1). Compile with -arch=sm_90a;
+// Launch: block 128 * WGS (body_ws: 384), grid (cdiv(M,BM) * cdiv(N,BN), 1, 1). Compile with -arch=sm_90a;
 // for any other target the main kernels' bodies are empty (the stage_* kernels run anywhere).
 
 #define NT_BK 32  // one 128-byte swizzle row of FP32
@@ -555,6 +559,14 @@ mm_wgmma_tf32_wg3(const float* A, const float* B, float* C, int M, int N, int K)
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_tf32_wg3_w0(const float* A, const float* B, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    nt::body<3, 256, 4, 0, 1, 0, 0>(A, B, C, M, N, K);  // 230400 bytes
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
 mm_wgmma_tf32_wg3_s3(const float* A, const float* B, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -624,5 +636,13 @@ mm_wgmma_3xtf32_ws_f4(const float* A, const float* B, float* C, int M, int N, in
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     nt::body_ws<128, 3, 2, 4, 2>(A, B, C, M, N, K);  // 197632 bytes
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_ws_f1(const float* A, const float* B, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    nt::body_ws<128, 3, 2, 1, 0>(A, B, C, M, N, K);  // 197632 bytes
 #endif
 }
