@@ -457,136 +457,10 @@ def run_wgmma_kernel(A16, B16, M, N, K, C, wgs=2, stages=4, loader_threads=None)
                         C[r * N + col] = D[wg, m, n]
 
 
-# ---------------------------------------------------------------- the wgmma TF32 / 3xTF32 kernels
-class W3Cfg:
-    """wgmma_3xtf32.cu: C^T = B^T A^T; 2 warpgroups x 64 columns of C, BM rows (= wgmma N)."""
-    BN, BK, THREADS = 128, 32, 256
-
-
-def alayout_64x8(t, v):
-    """CUTLASS GMMA::ALayout_64x8 (32-bit register A): ((4,8,4),(2,2)):((64,1,16),(8,256)) -> (m, k)."""
-    t0, t1, t2 = t % 4, (t // 4) % 8, t // 32
-    v0, v1 = v % 2, v // 2
-    idx = 64 * t0 + t1 + 16 * t2 + 8 * v0 + 256 * v1
-    return idx % 64, idx // 64
-
-
-def read_kmajor_sw128_32(mem32, desc, rows):
-    """K-major SW128 operand of 32-bit elements (T = 4), one k8 slice, read through the
-    descriptor: element (n, k) at start + (n % 8) * 128 + (n // 8) * SBO + 4k, swizzled."""
-    start, _lbo, sbo = decode_desc(desc)
-    n, k = np.meshgrid(np.arange(rows), np.arange(8), indexing="ij")
-    byte = start + (n % 8) * 128 + (n // 8) * sbo + k * 4
-    assert np.all(byte // 128 == (start // 128) + (n % 8) + (n // 8) * (sbo // 128)), "k8 slice leaves its row"
-    return tf32_value(mem32[swz128(byte) // 4]).T  # (8, rows): [k][n]
-
-
-def run_wgmma_tf32_kernel(A, B, M, N, K, BM, products, flush, C):
-    """Replays mm_wgmma_3xtf32 / mm_wgmma_tf32 / mm_wgmma_tf32_n256 (A, B float32 2-D)."""
-    c = W3Cfg
-    part_bytes = BM * 128
-    slot_bytes = part_bytes * (2 if products == 3 else 1)
-    ch = BM * 8 // c.THREADS
-    grid_m, grid_n = -(-M // BM), -(-N // c.BN)
-    vec_a, vec_b = K % 4 == 0, N % 2 == 0
-    KT = -(-K // c.BK)
-    ring = 1024
-    tid = np.arange(c.THREADS)
-    wg, wi, lane = tid // 128, (tid % 128) // 32, tid % 32
-    g, t = lane // 4, lane % 4
-    am, ac = tid // 8, tid % 8
-    Ab = np.pad(A, ((0, BM), (0, c.BK + 4)))  # zero padding = the loaders' zero fill, checked below
-    Bb = np.pad(B, ((0, c.BK + 8), (0, c.BN + 2)))
-    nanbits = np.float32(np.nan).view(np.uint32)
-    for pid in range(grid_m * grid_n):
-        pm, pn = raster(pid, grid_m, grid_n, group_m=16)
-        bm, bn = pm * BM, pn * c.BN
-        bcol = bn + 64 * wg + 16 * wi + 2 * g
-        mem32 = np.full((ring + 2 * slot_bytes) // 4, nanbits, dtype=np.uint32)
-        acc = np.zeros((2, 64, BM))
-        for kt in range(KT):
-            base = ring + (kt % 2) * slot_bytes
-            # store_a: each thread's CH chunks, split / rounded, at the swizzled position
-            for i in range(ch):
-                m = am + 32 * i
-                k = kt * c.BK + 4 * ac
-                gm = bm + m
-                for q in range(4):
-                    ok = (gm < M) & ((k < K) if vec_a else (k + q < K))
-                    x = np.where(ok, Ab[np.minimum(gm, M + BM - 1), k + q], np.float32(0)).astype(np.float32)
-                    off = m * 128 + ((ac ^ (m & 7)) << 4) + 4 * q
-                    big, small = split_bits(x.view(np.uint32))
-                    note_sts128("wgmma tf32 A st.shared", base + m * 128 + ((ac ^ (m & 7)) << 4))
-                    mem32[(base + off) // 4] = big
-                    if products == 3:
-                        mem32[(base + part_bytes + off) // 4] = small
-            # the B values -> fragment registers, v = 0..3: (k t, col bcol), (k t, bcol+1), (t+4, bcol), (t+4, bcol+1)
-            part = np.zeros((2, 64, BM))
-            for kk in range(4):
-                regs = np.zeros((c.THREADS, 4), dtype=np.float32)
-                for h in range(2):
-                    k = kt * c.BK + 8 * kk + t + 4 * h
-                    okx = (k < K) & (bcol < N)
-                    oky = (k < K) & ((bcol < N) if vec_b else (bcol + 1 < N))
-                    regs[:, 2 * h] = np.where(okx, Bb[np.minimum(k, K + c.BK), bcol], 0)
-                    regs[:, 2 * h + 1] = np.where(oky, Bb[np.minimum(k, K + c.BK), bcol + 1], 0)
-                fb, fs = split_bits(regs.view(np.uint32))
-                if products == 1:
-                    fs = None
-                for w in range(2):
-                    Areg = {name: np.full((64, 8), np.nan) for name in ("big", "small")}
-                    for tt in range(128):
-                        for v in range(4):
-                            r, kc = alayout_64x8(tt, v)
-                            w_, l_ = tt // 32, tt % 32
-                            assert (r, kc) == (16 * w_ + l_ // 4 + 8 * (v % 2), l_ % 4 + 4 * (v // 2))
-                            Areg["big"][r, kc] = tf32_value(fb[128 * w + tt, v])
-                            if fs is not None:
-                                Areg["small"][r, kc] = tf32_value(fs[128 * w + tt, v])
-                    d_big = make_desc(base + 32 * kk, 16, 1024)
-                    Sbig = read_kmajor_sw128_32(mem32, d_big, BM)
-                    if products == 3:
-                        Ssmall = read_kmajor_sw128_32(mem32, make_desc(base + part_bytes + 32 * kk, 16, 1024), BM)
-                        prod = Areg["big"] @ Ssmall + Areg["small"] @ Sbig + Areg["big"] @ Sbig
-                    else:
-                        prod = Areg["big"] @ Sbig
-                    assert not np.isnan(prod).any(), "a wgmma operand reads an unwritten word"
-                    part[w] += prod
-            acc += part  # FLUSH or not, the float64 sum is the same
-        # epilogue: CLayout_64xN -> (fragment row, column) -> (C column, C row)
-        for w in range(2):
-            for tt in range(128):
-                w_, l_ = tt // 32, tt % 32
-                g_, t_ = l_ // 4, l_ % 4
-                col0 = bn + 64 * w + 16 * w_ + 2 * g_
-                for v in range(BM // 2):
-                    fr, fc = clayout_64xN(tt, v)
-                    v0, v1, v2 = v % 2, (v // 2) % 2, v // 4
-                    assert (fr, fc) == (16 * w_ + g_ + 8 * v1, 8 * v2 + 2 * t_ + v0)
-                    r, cc = bm + 8 * v2 + 2 * t_ + v0, col0 + v1
-                    if r < M and cc < N:
-                        C[r * N + cc] = acc[w, fr, fc]
-
-
-def note_sts128(name: str, addr: np.ndarray) -> None:
-    """A warp's 16-byte stores go in 4 phases of 8 lanes: conflict-free iff each phase hits
-    8 distinct 16-byte bank groups."""
-    addr = np.asarray(addr).reshape(-1)
-    worst = 0
-    for w0 in range(0, addr.size, 32):
-        for ph in range(4):
-            a = addr[w0 + 8 * ph:w0 + 8 * ph + 8]
-            worst = max(worst, 8 - len(set(((a // 16) % 8).tolist())))
-    CONFLICTS[name] = max(CONFLICTS.get(name, 0), worst)
-
-
 # ---------------------------------------------------------------- driver
 GUARD = 64
 # the wgmma replay: one shape per loader path (16-byte chunks with edge tiles; per element)
 WG_SHAPES = {(136, 264, 80), (45, 33, 70), (200, 264, 136)}
-# wgmma_3xtf32.cu's kernels: name, BM (= wgmma N), products, flush
-W3_KERNELS = [("mm_wgmma_3xtf32", 128, 3, True), ("mm_wgmma_tf32", 128, 1, True),
-              ("mm_wgmma_tf32_n256", 256, 1, False)]
 
 
 def guarded(M, N):
@@ -640,14 +514,6 @@ def main() -> int:
                 buf = guarded(M, N)
                 run_wgmma_kernel(A16.ravel(), B16.ravel(), M, N, K, buf[GUARD:-GUARD], wgs, stages, lt)
                 ok &= check(f"{kname} K={K}", buf, ref, M, N, 1e-12)
-        Ab_, Bb_ = Ar, Br
-        As_ = tf32_rna(A - Ab_.astype(np.float32)).astype(np.float64)
-        Bs_ = tf32_rna(B - Bb_.astype(np.float32)).astype(np.float64)
-        for kname, bm_, prods, flush in W3_KERNELS:
-            buf = guarded(M, N)
-            run_wgmma_tf32_kernel(A, B, M, N, K, bm_, prods, flush, buf[GUARD:-GUARD])
-            ref3 = As_ @ Bb_ + Ab_ @ Bs_ + Ab_ @ Bb_ if prods == 3 else Ar @ Br
-            ok &= check(f"{kname} K={K}", buf, ref3, M, N, 1e-12)
 
     print("bank conflicts (extra wavefronts per shared access, worst case):")
     for k, v in CONFLICTS.items():

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from rooflab import rungs
+from rooflab.cuda import staging
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
@@ -123,11 +124,18 @@ def prepare(rung: Rung, m: int, n: int, k: int):
     kern = get_kernel(rung.source, rung.kernel, options=rung.options, label=rung.name)
     kern.allow_shared(rung.shared_mem)
     grid, block, smem = tuple(rung.grid(m, n, k)), tuple(rung.block), rung.shared_mem
+    stage, kk = None, k
+    if rung.staging:  # a pre-pass hands the kernel its operands in the layout it reads
+        stage, kk = staging.stager(rung.source, rung.options, rung.staging, m, n, k, rung.name)
 
     def launch(a, b, c):
-        kern.launch(grid, block, (a, b, c, np.int32(m), np.int32(n), np.int32(k)), shared_mem=smem)
+        if stage is not None:
+            a, b = stage(a, b)
+        kern.launch(grid, block, (a, b, c, np.int32(m), np.int32(n), np.int32(kk)), shared_mem=smem)
 
     info = {"grid": list(grid), "block": list(block), "dynamic_shared_bytes": smem, **kern.resources()}
+    if stage is not None:
+        info["staging"] = {"scheme": rung.staging, "k": kk}
     return launch, info
 
 

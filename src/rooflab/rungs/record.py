@@ -139,6 +139,10 @@ class Rung:
     # keeps this record free of CUDA imports), or that function itself (a user's Python callable)
     launcher: str | Callable | None = None
     options: tuple[str, ...] = ()
+    # operands staged by a pre-pass before each launch (rooflab.cuda.staging): "tf32" or "3xtf32";
+    # the source then holds stage_a_<scheme> / stage_bt_<scheme>, and the kernel reads K-major
+    # rounded (or big/small split) copies of A and B^T with K padded; timed with the kernel
+    staging: str | None = None
     shared_mem: int = 0  # dynamic shared memory per block, bytes
     # the paragraphs (G10) for steps from an earlier rung to this one, from the run's
     # numbers: (earlier rung, heading, function). Shown when both rungs passed.

@@ -34,15 +34,45 @@ _WGB_VARIANTS = (
     Variant("128x256x64 producer + 2 consumer warpgroups stages 4", "mm_wgmma_bf16_ws", (384, 1, 1),
             _tiles(128, 256), 4 * 49152 + 1024),
 )
-# wgmma_3xtf32.cu's 3xTF32 kernels: B's next values loaded a whole iteration ahead, or after the fence
-_W3_VARIANTS = (
-    Variant("128x128x32 B loads early", "mm_wgmma_3xtf32", (256, 1, 1), _tiles(128, 128), 66560),
-    Variant("128x128x32 B loads after the fence", "mm_wgmma_3xtf32_lateb", (256, 1, 1), _tiles(128, 128), 66560),
-)
-# wgmma_3xtf32.cu's TF32 kernels: 128×128 with a per-k-tile flush, or 256×128 accumulating in the wgmma chain
+# wgmma_tf32.cu: operands staged K-major by a pre-pass (record field `staging`), then
+# MM_WGMMA_TF32_SMEM(BM, BN, parts, stages) = stages · parts · (BM + BN) · 128 + 1024 bytes
+def _nt_smem(bm: int, bn: int, parts: int, stages: int) -> int:
+    return stages * parts * (bm + bn) * 128 + 1024
+
+
+# TF32: 3 warpgroups (192×256) or 2 (128×256), ring depth, batches left in flight; or a producer
+# warpgroup feeding 2 consumers (first: the fastest at 8192 on the H200, docs/nt-prediction.md)
 _WGT_VARIANTS = (
-    Variant("128x128x32 flush per k-tile", "mm_wgmma_tf32", (256, 1, 1), _tiles(128, 128), 66560),
-    Variant("256x128x32 no flush", "mm_wgmma_tf32_n256", (256, 1, 1), _tiles(256, 128), 66560),
+    Variant("192x256x32 3 warpgroups stages 4", "mm_wgmma_tf32_wg3", (384, 1, 1), _tiles(192, 256),
+            _nt_smem(192, 256, 1, 4)),
+    Variant("128x256x32 2 warpgroups stages 4", "mm_wgmma_tf32", (256, 1, 1), _tiles(128, 256), _nt_smem(128, 256, 1, 4)),
+    Variant("192x256x32 3 warpgroups stages 4 wait 0", "mm_wgmma_tf32_wg3_w0", (384, 1, 1), _tiles(192, 256),
+            _nt_smem(192, 256, 1, 4)),
+    Variant("192x256x32 3 warpgroups stages 3", "mm_wgmma_tf32_wg3_s3", (384, 1, 1), _tiles(192, 256),
+            _nt_smem(192, 256, 1, 3)),
+    Variant("128x256x32 producer + 2 consumer warpgroups stages 4", "mm_wgmma_tf32_ws", (384, 1, 1),
+            _tiles(128, 256), _nt_smem(128, 256, 1, 4)),
+)
+# 3xTF32: 128×128 (a partial accumulator beside the FP32 one leaves no room for 256 columns): a
+# producer warpgroup feeding 2 consumers (first: the fastest on the H200), or block-synchronous
+# warpgroups; the partial flushed every 1, 2 or 4 k-tiles, the warpgroups' flushes staggered or not
+_W3_SMEM = _nt_smem(128, 128, 2, 3)
+_W3_VARIANTS = (
+    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 2", "mm_wgmma_3xtf32_ws", (384, 1, 1),
+            _tiles(128, 128), _W3_SMEM),
+    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 4", "mm_wgmma_3xtf32_ws_f4", (384, 1, 1),
+            _tiles(128, 128), _W3_SMEM),
+    Variant("128x128x32 producer + 2 consumer warpgroups stages 3 flush 1", "mm_wgmma_3xtf32_ws_f1", (384, 1, 1),
+            _tiles(128, 128), _W3_SMEM),
+    Variant("128x128x32 2 warpgroups stages 3 flush 2 staggered", "mm_wgmma_3xtf32", (256, 1, 1), _tiles(128, 128),
+            _W3_SMEM),
+    Variant("128x128x32 2 warpgroups stages 3 flush 1", "mm_wgmma_3xtf32_f1", (256, 1, 1), _tiles(128, 128), _W3_SMEM),
+    Variant("128x128x32 2 warpgroups stages 3 flush 4 staggered", "mm_wgmma_3xtf32_f4", (256, 1, 1), _tiles(128, 128),
+            _W3_SMEM),
+    Variant("128x128x32 2 warpgroups stages 3 flush 2", "mm_wgmma_3xtf32_f2_ns", (256, 1, 1), _tiles(128, 128),
+            _W3_SMEM),
+    Variant("192x128x32 3 warpgroups stages 2 flush 2", "mm_wgmma_3xtf32_wg3", (384, 1, 1), _tiles(192, 128),
+            _nt_smem(192, 128, 2, 2)),
 )
 
 
@@ -87,31 +117,39 @@ MMA_3XTF32 = Rung(
 )
 WGMMA_3XTF32 = Rung(
     name="wgmma_3xtf32", title="wgmma 3xTF32 (Hopper, FP32-accurate)", stage="tensor cores", precision="3xtf32",
-    source="rungs/wgmma_3xtf32.cu", kernel="mm_wgmma_3xtf32", block=(256, 1, 1), grid=_tiles(128, 128),
-    shared_mem=66560, loads_per_fma=_loads(128, 128), requires_cc=(9, 0), exact_cc=True,
-    options=("-arch=sm_90a",), variants=_W3_VARIANTS,
-    explain="3xTF32 on Hopper's warpgroup MMA. TF32 wgmma reads both operands K-major, so the kernel computes "
-            "C^T = B^T·A^T: slices of B go straight from global memory into the register operand (split there "
-            "into TF32 high and residual parts), and A's rows, split the same way, are stored into 128-byte-"
-            "swizzled shared memory for wgmma to read. Per k-tile, twelve m64n128k8 products are summed from zero "
-            "and added to an FP32 accumulator with round-to-nearest adds.",
+    source="rungs/wgmma_tf32.cu", kernel=_W3_VARIANTS[0].kernel, block=_W3_VARIANTS[0].block,
+    grid=_W3_VARIANTS[0].grid, shared_mem=_W3_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128) * 2,  # big and small parts
+    requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), variants=_W3_VARIANTS, staging="3xtf32",
+    explain="3xTF32 on Hopper's warpgroup MMA. TF32 wgmma reads both operands K-major, so a pre-pass (timed with "
+            "the GEMM) splits A and the transpose of B into TF32 high and residual parts; in the main kernel a "
+            "producer warpgroup copies the four parts with cp.async into a ring of 128-byte-swizzled shared memory, "
+            "signalling each slot on an mbarrier, and two consumer warpgroups run three m64n128k8 products per k8 "
+            "step straight from it. The products of every two k-tiles are summed from zero in a partial "
+            "accumulator and added to the FP32 accumulator with round-to-nearest adds, so the tensor core's "
+            "truncating accumulation never acts on a long sum.",
     paragraphs=(("cublas", "cuBLAS SGEMM → wgmma 3xTF32", _sgemm_to_3xtf32),
                 ("mma_3xtf32", "mma.sync → wgmma (3xTF32)", lambda s: (
                     f"wgmma ran {s.ratio:.2f}× as fast as mma.sync on the same FP32-accurate problem "
                     f"({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s): the "
                     f"warpgroup MMA runs at the tensor core's full TF32 rate, where mma.sync reaches about two "
-                    f"thirds of it, and one operand never passes through shared memory."))),
+                    f"thirds of it, and reads both operands straight from shared memory, where mma.sync stages "
+                    f"every fragment through registers."))),
     ratios=(("cublas", "time_cuBLAS SGEMM / time_wgmma 3xTF32"),
             ("mma_3xtf32", "time_mma 3xTF32 / time_wgmma 3xTF32")),
 )
 WGMMA_TF32 = Rung(
     name="wgmma_tf32", title="wgmma TF32 (Hopper)", stage="tensor cores", precision="tf32", rounding="tf32",
-    source="rungs/wgmma_3xtf32.cu", kernel=_WGT_VARIANTS[0].kernel, block=(256, 1, 1), grid=_WGT_VARIANTS[0].grid,
-    shared_mem=_WGT_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128), requires_cc=(9, 0), exact_cc=True,
-    options=("-arch=sm_90a",), variants=_WGT_VARIANTS,
-    explain="TF32 on Hopper's warpgroup MMA, the 3xTF32 kernel's data path with one product: both operands "
-            "rounded to TF32 (cvt.rna) on the way in, B's slices in registers, A's rows in swizzled shared "
-            "memory, C^T = B^T·A^T so that both wgmma operands are K-major as TF32 requires.",
+    source="rungs/wgmma_tf32.cu", kernel=_WGT_VARIANTS[0].kernel, block=_WGT_VARIANTS[0].block,
+    grid=_WGT_VARIANTS[0].grid, shared_mem=_WGT_VARIANTS[0].shared_mem, loads_per_fma=_loads(192, 256),
+    requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), variants=_WGT_VARIANTS, staging="tf32",
+    # the accumulator stays in the wgmma chain, whose FP32 accumulation truncates: about 1e-5 at
+    # K=4096, growing with K (cuBLAS TF32: 1.4e-5). A kernel that truncated its inputs instead of
+    # rounding them lands near 1e-3, a wrong fragment layout near 1: both still fail
+    normwise_tol=1e-4,
+    explain="TF32 on Hopper's warpgroup MMA with the BF16 rung's data path: a pre-pass (timed with the GEMM) "
+            "rounds A to TF32 (cvt.rna) and writes B transposed and rounded, so both operands are K-major as "
+            "TF32 wgmma requires; three warpgroups then issue m64n256k8 on 128-byte-swizzled shared memory "
+            "(192×256 tiles) fed by a 4-stage cp.async ring, one batch left running across each barrier.",
 )
 CUBLAS_TF32 = Rung(
     name="cublas_tf32", title="cuBLAS TF32", stage="tensor cores (ceiling)", precision="tf32", rounding="tf32",
