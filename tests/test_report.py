@@ -331,7 +331,6 @@ def test_a_profile_is_kept_and_a_missing_ncu_is_said(monkeypatch):
     """lab.run keeps the profile section (it has its own 'skipped' list: user kernels it could not
     profile) and turns only a missing or refused ncu into report.profile_skipped."""
     from rooflab import lab
-    from rooflab.errors import ToolError
 
     def fake_measure(sections, *, progress=None, on_step=None, doc=None, partial_dir=None):
         doc.update({"device": {"name": "x"}, "report": {"finished_steps": []}})
