@@ -31,8 +31,10 @@ def _block(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.const
 def _mma(a, b, acc, PRECISION: tl.constexpr, TRANS: tl.constexpr):
     """acc += a·b, or acc^T += b^T·a^T with TRANS (then acc is BLOCK_N x BLOCK_M)."""
     if TRANS:
-        return tl.dot(tl.trans(b), tl.trans(a), acc, input_precision=PRECISION)
-    return tl.dot(a, b, acc, input_precision=PRECISION)
+        acc = tl.dot(tl.trans(b), tl.trans(a), acc, input_precision=PRECISION)
+    else:
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+    return acc
 
 
 @triton.jit
