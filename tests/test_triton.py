@@ -53,8 +53,8 @@ def test_the_peers_ratios_and_paragraphs_point_at_real_rungs():
 
 
 def test_a_configuration_label_round_trips():
-    c = Config("tf32", 128, 256, 32, 8, 3, group=8, tma=True, trans=True)
-    assert c.label == "128x256x32 w8 s3 g8 tma trans"
+    c = Config("tf32", 128, 256, 32, 8, 3, group=8, tma=True, trans=True, bt=True)
+    assert c.label == "128x256x32 w8 s3 g8 tma trans bt"
     assert parse(f"tf32 {c.label}") == c
     assert c.input_precision == "tf32" and parse("fp32 64x64x32 w4 s3 g8").input_precision == "ieee"
     assert parse("3xtf32 64x64x32 w4 s3 g8").input_precision == "tf32x3"
@@ -128,7 +128,8 @@ def test_every_precision_matches_numpy_at_an_odd_shape():
     the edge never stored. The interpreter computes in FP32 (BF16 widened exactly), so each result is
     within FP32 rounding of the float64 product of its inputs."""
     specs = ["fp32 32x32x16 w4 s2 g8", "tf32 32x32x16 w4 s2 g8", "tf32 32x32x16 w4 s2 g8 trans",
-             "3xtf32 16x32x16 w4 s2 g2", "bf16 32x16x16 w4 s2 g8", "bf16 16x16x32 w4 s2 g1 trans"]
+             "tf32 32x16x16 w4 s2 g8 bt", "3xtf32 16x32x16 w4 s2 g2", "3xtf32 16x32x16 w4 s2 g2 bt",
+             "bf16 32x16x16 w4 s2 g8", "bf16 16x16x32 w4 s2 g1 trans"]
     res = _interpret((33, 17, 45), specs)
     for spec in specs:
         r = res[spec]
@@ -138,7 +139,8 @@ def test_every_precision_matches_numpy_at_an_odd_shape():
 
 
 def test_the_tma_kernel_where_rows_are_aligned_and_the_fallback_where_not():
-    specs = ["fp32 32x32x16 w4 s2 g8 tma", "tf32 32x32x16 w4 s2 g8 tma trans", "bf16 32x32x16 w4 s2 g8 tma"]
+    specs = ["fp32 32x32x16 w4 s2 g8 tma", "tf32 32x32x16 w4 s2 g8 tma trans", "tf32 32x16x16 w4 s2 g8 tma bt",
+             "bf16 32x32x16 w4 s2 g8 tma"]
     res = _interpret((64, 48, 40), specs)  # 40 and 48 FP32/BF16 elements: 16-byte rows
     for spec in specs:
         assert res[spec]["path"] == "tma" and res[spec]["unwritten"] == 0

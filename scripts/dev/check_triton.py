@@ -183,6 +183,9 @@ def main() -> int:
     ap.add_argument("--only", default="", help="precisions, e.g. bf16,tf32")
     ap.add_argument("--workers", type=int, default=12)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--precompile-only", action="store_true", help="fill Triton's cache in parallel, then stop")
+    ap.add_argument("--verify", action="store_true",
+                    help="timing and replica checks of each rung's configuration as the harness picks it")
     args = ap.parse_args()
     if args.worker:
         worker(json.loads(args.worker))
@@ -190,6 +193,16 @@ def main() -> int:
     sizes = [4096] if args.quick else BIG
     only = set(args.only.split(",")) if args.only else None
     todo = configs(only)
+    if args.precompile_only:
+        t = time.time()
+        comp = precompile([f"{c.precision} {c.label}" for _, c in todo], args.workers)
+        print(f"compiled {len(comp)} of {len(todo)} configurations in {time.time() - t:.0f} s")
+        for s, r in comp.items():
+            if not r["ok"]:
+                print(f"  FAILED {s}: {r['error']}")
+        return 0
+    if args.verify:
+        return verify(args.only)
 
     import cupy as cp
     import torch
@@ -361,6 +374,75 @@ def main() -> int:
         print(f"tf32x3 {best['spec']!r} at {n0}: {peer_ms[('sgemm', n0)] / best['ms'][n0]:.2f}x SGEMM; error vs FP32 "
               f"{best['err'][n0]['fp32']:.2e} (SGEMM {peer_err.get(f'sgemm:{n0}', float('nan')):.2e})")
     print(f"\ntotal {time.time() - T0:.0f} s")
+    return 0
+
+
+SPIN = r"""
+extern "C" __global__ void spin(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) { }
+}
+"""
+
+
+def verify(only: str) -> int:
+    """For each Triton rung as `rooflab gemm` would run it (tune cache winner, else the default):
+    the harness's timer against CUDA events around one launch queued behind a 2 ms spin kernel on the
+    same non-default CuPy stream (the start event fires when the spin ends, so host launch overhead is
+    not counted; a launch that landed on another stream would overlap the spin and time near 0), and
+    8 concurrent replicas on their own streams (outputs poisoned and synchronised first)."""
+    import cupy as cp
+
+    from rooflab import rungs
+    from rooflab.cuda import triton_gemm
+    from rooflab.cuda.device import detect
+    from rooflab.cuda.timing import time_launches
+    from rooflab.measure import tune
+
+    dev = detect()
+    spin = cp.RawKernel(SPIN, "spin")
+    n = 4096
+    p = Problem(cp, n, n, n, seed=5)
+    for name in ("triton_fp32", "triton_tf32", "triton_tf32x3", "triton_bf16"):
+        rung, info = tune.choose(rungs.get(name), dev)
+        if only and rung.precision not in only.split(","):
+            continue
+        spec = rung.launcher.rsplit(":", 1)[1]
+        try:
+            launch = triton_gemm.launcher(spec, n, n, n)
+            a, b = p.inputs(rung.precision)
+            c = cp.empty((n, n), dtype=cp.float32)
+            harness = time_launches(lambda: launch(a, b, c), label=name, reps=20, warmup=1,  # noqa: B023
+                                    pci_bus_id=dev.pci_bus_id)
+            side = cp.cuda.Stream(non_blocking=True)
+            behind = []
+            with side:
+                for _ in range(10):
+                    spin((1,), (1,), (np.int64(int(2e-3 * dev.sm_clock_max_mhz * 1e6)),))
+                    s, e = cp.cuda.Event(), cp.cuda.Event()
+                    s.record(side)
+                    launch(a, b, c)
+                    e.record(side)
+                    e.synchronize()
+                    behind.append(cp.cuda.get_elapsed_time(s, e))
+            ref = cp.empty((n, n), dtype=cp.float32)
+            launch(a, b, ref)
+            outs = [cp.full((n, n), cp.nan, dtype=cp.float32) for _ in range(8)]
+            cp.cuda.Device().synchronize()
+            streams = [cp.cuda.Stream(non_blocking=True) for _ in outs]
+            for o, st in zip(outs, streams):
+                with st:
+                    launch(a, b, o)
+            cp.cuda.Device().synchronize()
+            nan = [int(cp.count_nonzero(cp.isnan(o))) for o in outs]
+            diff = [int(cp.count_nonzero(ref.view(cp.uint32) != o.view(cp.uint32))) for o in outs]
+            print(f"{name:14s} {spec!r} ({'tuned' if info.get('tuned') else 'default'}): harness median "
+                  f"{harness.median_ms:.4f} ms, events behind a spin on a side stream {float(np.median(behind)):.4f} ms "
+                  f"(ratio {harness.median_ms / float(np.median(behind)):.3f}); 8 replicas: differing elements {diff}, "
+                  f"NaN {nan}", flush=True)
+        except Exception as exc:  # noqa: BLE001
+            print(f"{name}: FAILED {exc.__class__.__name__}: {' '.join(str(exc).split())[:300]}", flush=True)
+        cp.get_default_memory_pool().free_all_blocks()
     return 0
 
 

@@ -35,11 +35,12 @@ class Config:
     group: int = 8  # block rows per band of the grouped (L2-friendly) block order
     tma: bool = False  # Hopper TMA tensor descriptors (falls back to pointer loads where rows are not 16-byte aligned)
     trans: bool = False  # compute C^T = B^T·A^T, so B's tile is the dot's first operand (TF32 wants K-major operands)
+    bt: bool = False  # first copy B into a K-major B^T (per launch, timed with it), so both TF32 operands are K-major
 
     @property
     def label(self) -> str:
         return (f"{self.bm}x{self.bn}x{self.bk} w{self.warps} s{self.stages} g{self.group}"
-                + (" tma" if self.tma else "") + (" trans" if self.trans else ""))
+                + (" tma" if self.tma else "") + (" trans" if self.trans else "") + (" bt" if self.bt else ""))
 
     @property
     def launcher(self) -> str:
@@ -50,7 +51,7 @@ class Config:
         return INPUT_PRECISION[self.precision]
 
 
-_LABEL = re.compile(r"(fp32|tf32|3xtf32|bf16) (\d+)x(\d+)x(\d+) w(\d+) s(\d+) g(\d+)((?: tma| trans)*)$")
+_LABEL = re.compile(r"(fp32|tf32|3xtf32|bf16) (\d+)x(\d+)x(\d+) w(\d+) s(\d+) g(\d+)((?: tma| trans| bt)*)$")
 
 
 def parse(text: str) -> Config:
@@ -60,7 +61,8 @@ def parse(text: str) -> Config:
         raise ValueError(f"not a Triton GEMM configuration: {text!r}")
     prec, *nums, flags = m.groups()
     bm, bn, bk, warps, stages, group = map(int, nums)
-    return Config(prec, bm, bn, bk, warps, stages, group, tma=" tma" in flags, trans=" trans" in flags)
+    return Config(prec, bm, bn, bk, warps, stages, group, tma=" tma" in flags, trans=" trans" in flags,
+                  bt=" bt" in flags)
 
 
 def _variants(precision: str, specs) -> tuple[Variant, ...]:
@@ -69,29 +71,31 @@ def _variants(precision: str, specs) -> tuple[Variant, ...]:
     for s in specs:
         bm, bn, bk, warps, stages = s[:5]
         flags = s[5] if len(s) > 5 else ""
-        c = Config(precision, bm, bn, bk, warps, stages, tma="tma" in flags, trans="trans" in flags)
+        c = Config(precision, bm, bn, bk, warps, stages, tma="tma" in flags, trans="trans" in flags,
+                   bt="bt" in flags.split())
         out.append(Variant(label=c.label, kernel="triton", block=(0, 0, 0), grid=None, launcher=c.launcher))
     return tuple(out)
 
 
-# H200 sweeps (scripts/dev/check_triton.py): each list starts with the measured winner
+# H200 sweeps (scripts/dev/check_triton.py, `rooflab tune`): each list starts with the measured winner
 FP32_VARIANTS = _variants("fp32", [
-    (128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (128, 128, 16, 8, 4), (64, 64, 32, 4, 3),
-    (128, 256, 16, 8, 3),
+    (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (64, 64, 32, 4, 3), (128, 128, 32, 8, 3), (128, 256, 16, 8, 3),
+    (128, 128, 16, 8, 4),
 ])
 TF32_VARIANTS = _variants("tf32", [
-    (128, 128, 32, 8, 4, "trans"), (128, 256, 32, 8, 3, "trans"), (128, 128, 32, 4, 4, "trans"),
-    (128, 128, 32, 8, 4, "tma trans"), (128, 256, 32, 8, 3, "tma trans"),
-    (128, 128, 32, 8, 4), (128, 256, 32, 8, 3), (128, 128, 32, 4, 4), (128, 128, 32, 8, 4, "tma"),
-    (256, 128, 32, 8, 3, "trans"),
+    (128, 256, 32, 8, 3, "bt"), (128, 128, 32, 8, 4, "bt"), (128, 128, 32, 4, 4, "bt"), (256, 128, 32, 8, 3, "bt"),
+    (128, 256, 32, 8, 4, "bt"), (128, 128, 64, 8, 3, "bt"), (128, 256, 32, 8, 3, "tma bt"),
+    (128, 128, 32, 8, 4, "tma bt"), (256, 128, 32, 8, 3, "tma bt"), (256, 128, 32, 8, 3, "trans"),
+    (128, 256, 32, 8, 3),
 ])
 TF32X3_VARIANTS = _variants("3xtf32", [
-    (128, 128, 32, 8, 3, "trans"), (128, 128, 32, 8, 3), (128, 64, 32, 4, 4), (128, 64, 32, 4, 4, "trans"),
-    (128, 128, 32, 8, 3, "tma trans"), (128, 128, 16, 8, 4),
+    (128, 128, 32, 8, 3, "bt"), (128, 128, 32, 8, 4, "bt"), (128, 256, 32, 8, 3, "bt"), (256, 128, 32, 8, 3, "bt"),
+    (128, 64, 32, 4, 4, "bt"), (128, 128, 32, 8, 3, "tma bt"), (128, 128, 32, 8, 3, "trans"),
+    (128, 128, 32, 8, 3, "tma trans"),
 ])
 BF16_VARIANTS = _variants("bf16", [
-    (128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 4, 4), (128, 128, 64, 8, 4), (256, 128, 64, 8, 3),
-    (128, 256, 64, 8, 3, "tma"), (128, 256, 64, 8, 4, "tma"), (128, 128, 64, 4, 4, "tma"), (256, 128, 64, 8, 3, "tma"),
+    (128, 256, 64, 8, 4), (128, 256, 64, 8, 4, "tma"), (128, 256, 64, 8, 3, "tma"), (128, 256, 64, 8, 3),
+    (256, 128, 64, 8, 3, "tma"), (128, 128, 64, 4, 4, "tma"), (128, 128, 64, 4, 4), (256, 128, 64, 8, 3),
 ])
 
 
@@ -115,6 +119,11 @@ def _tf32x3_vs_sgemm(s: Step) -> str:
 
 
 _COMMON = dict(stage="Python-native (Triton)", loads_per_fma=None, block=(0, 0, 0), needs=NEEDS)
+# The tensor core's own FP32 accumulation truncates, so against the float64 product of the rounded inputs
+# the error grows about linearly in K (H200, Triton TF32: 2.9e-6 at K=1234, 9.6e-6 at 4096, 1.9e-5 at 8192;
+# BF16 4.0e-6 / 8.6e-6, cuBLAS BF16 the same). 1e-4 keeps that to K ~ 40000 and still fails a wrong rounding
+# model (7.9e-4 against round-to-nearest TF32 inputs) or a wrong layout (O(1)).
+TENSOR_TOL = 1e-4
 
 TRITON_FP32 = Rung(
     name="triton_fp32", title="Triton FP32 (ieee, CUDA cores)", precision="fp32", launcher=FP32_VARIANTS[0].launcher,
@@ -131,13 +140,14 @@ TRITON_FP32 = Rung(
 )
 TRITON_TF32 = Rung(
     name="triton_tf32", title="Triton TF32", precision="tf32", rounding="tf32_trunc", launcher=TF32_VARIANTS[0].launcher,
-    variants=TF32_VARIANTS, requires_cc=(8, 0), **_COMMON,
+    variants=TF32_VARIANTS, requires_cc=(8, 0), normwise_tol=TENSOR_TOL, **_COMMON,
     paragraphs=(("cublas_tf32", "cuBLAS TF32 vs Triton TF32", _vs_cublas("TF32")),),
     ratios=(("cublas_tf32", "time_cuBLAS TF32 / time_Triton TF32"),),
     explain="tl.dot on FP32 tiles with input_precision=\"tf32\": the tensor core reads the FP32 bits as TF32, "
             "dropping the low 13 mantissa bits (truncation, no cvt.rna), so the check's reference truncates "
-            "the inputs the same way. The 'trans' variants compute C^T = B^T·A^T, because Hopper's TF32 wgmma "
-            "reads shared-memory operands K-major only and B is row-major.",
+            "the inputs the same way. Hopper's TF32 wgmma reads shared-memory operands K-major only and B is "
+            "row-major (N-major), so the 'bt' variants first copy B into a K-major B^T (a transpose kernel in "
+            "the same launch, timed with it); 'trans' computes C^T = B^T·A^T instead.",
 )
 TRITON_TF32X3 = Rung(
     name="triton_tf32x3", title="Triton tf32x3 (FP32-accurate)", precision="3xtf32",
@@ -150,7 +160,8 @@ TRITON_TF32X3 = Rung(
 )
 TRITON_BF16 = Rung(
     name="triton_bf16", title="Triton BF16", precision="bf16", inputs="bf16", rounding="bf16",
-    launcher=BF16_VARIANTS[0].launcher, variants=BF16_VARIANTS, requires_cc=(8, 0), **_COMMON,
+    launcher=BF16_VARIANTS[0].launcher, variants=BF16_VARIANTS, requires_cc=(8, 0), normwise_tol=TENSOR_TOL,
+    **_COMMON,
     paragraphs=(("cublas_bf16", "cuBLAS BF16 vs Triton BF16", _vs_cublas("BF16")),),
     ratios=(("cublas_bf16", "time_cuBLAS BF16 / time_Triton BF16"),),
     explain="BF16 inputs (the harness's bit patterns viewed as torch.bfloat16, no copy), FP32 accumulation: "
