@@ -42,3 +42,29 @@ def test_three_tf32_roof_is_a_third_of_tf32():
     doc = {"device": {"fp32_peak_flops": 66.9e12, "tensor_peaks": {"tf32": 494.7e12}}}
     assert peak_for(doc, "3xtf32") == pytest.approx(494.7e12 / 3)
     assert peak_for(doc, "bf16") is None
+
+
+def test_tf32_trunc_drops_the_low_thirteen_bits():
+    x = np.array([1.0 + 2**-11, 1.0 + 2**-10 + 2**-11 + 2**-12, -1.0 - 2**-11 - 2**-20, 3.14159265], np.float32)
+    t = round_inputs(np, x, "tf32_trunc")
+    assert t[0] == 1.0  # where round-to-nearest (ties away) gives 1 + 2**-10
+    assert round_inputs(np, x, "tf32")[0] == 1.0 + 2**-10
+    assert t[1] == 1.0 + 2**-10
+    assert t[2] == -1.0  # towards zero for negatives too
+    assert np.all(np.abs(t) <= np.abs(x)) and np.all((t.view(np.uint32) & 0x1FFF) == 0)
+
+
+def test_truncation_biases_a_product_where_rounding_does_not():
+    """Why the truncated reference matters: against the FP32 inputs, truncated TF32 inputs shrink every
+    product (normwise error ~2x round-to-nearest's), so a truncating kernel fails a round-to-nearest check
+    at a tolerance the truncated reference meets with room."""
+    rng = np.random.default_rng(2)
+    a, b = rng.uniform(-1, 1, (64, 512)).astype(np.float32), rng.uniform(-1, 1, (512, 64)).astype(np.float32)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+
+    def err(to):
+        r = round_inputs(np, a, to).astype(np.float64) @ round_inputs(np, b, to).astype(np.float64)
+        return np.linalg.norm(r - ref) / np.linalg.norm(ref)
+
+    rn, tr = err("tf32"), err("tf32_trunc")
+    assert 1e-4 < rn < 5e-4 and tr > 1.5 * rn

@@ -17,7 +17,9 @@ output is poisoned with NaN and sits between two guard zones of sentinel words:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import importlib
+import importlib.util
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -110,10 +112,18 @@ def _human(b: float) -> str:
 
 
 def _resolve(launcher):
+    """A launcher record -> make(m, n, k); "module:function:argument" binds the argument first."""
     if callable(launcher):
         return launcher
     module, _, name = launcher.partition(":")
-    return getattr(importlib.import_module(module), name)
+    name, sep, arg = name.partition(":")
+    fn = getattr(importlib.import_module(module), name)
+    return functools.partial(fn, arg) if sep else fn
+
+
+def missing_modules(rung: Rung) -> list[str]:
+    """The Python modules a rung needs (Rung.needs) that this interpreter cannot import."""
+    return [m for m in rung.needs if importlib.util.find_spec(m) is None]
 
 
 def prepare(rung: Rung, m: int, n: int, k: int):
@@ -207,6 +217,9 @@ class _Variant:
 
 def skip_reason(rung: Rung, cfg: GemmConfig, device: DeviceInfo) -> str | None:
     """Why a rung cannot run here, or None."""
+    missing = missing_modules(rung)
+    if missing:
+        return f"needs the Python package{'s' if len(missing) > 1 else ''} {', '.join(missing)} (not installed here)"
     if rung.exact_cc and tuple(device.cc) != tuple(rung.requires_cc):
         return (f"architecture-specific code for sm_{rung.requires_cc[0]}{rung.requires_cc[1]}a "
                 f"(this GPU is sm_{device.cc[0]}{device.cc[1]})")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rooflab.errors import ToolError
+from rooflab.measure.gemm import missing_modules
 from rooflab.model.ncu import METRICS, KernelProfile, combine, parse_csv
 from rooflab.rungs import LADDER
 
@@ -48,6 +49,11 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
         labels = list(CEILING_LABELS) + ([r.name for r in LADDER] + list(users) if with_gemm else [])
     kernels, skipped = [], []
     for label in labels:
+        rung = next((r for r in LADDER if r.name == label), None)
+        missing = missing_modules(rung) if rung else []
+        if missing:
+            skipped.append(f"{label}: needs {', '.join(missing)} (not installed here)")
+            continue
         say(f"ncu: {label}")
         args = ["--n", str(n)] if label not in CEILING_LABELS else ["--size", str(size)]
         if label in users:

@@ -97,12 +97,16 @@ def make_check(name: str, xp, got, ref, *, shape, inputs, reference, tol) -> Che
 
 def round_inputs(xp, x, to: str):
     """FP32 values rounded as a tensor core reads them, still as float32: "tf32" (10 mantissa bits,
-    round to nearest, ties away: cvt.rna.tf32.f32) or "bf16" (7 bits, ties to even); "fp32" as is."""
+    round to nearest, ties away: cvt.rna.tf32.f32), "tf32_trunc" (10 bits, the low 13 dropped: what
+    the tensor core does with FP32 bits nobody rounded, e.g. Triton's input_precision="tf32") or
+    "bf16" (7 bits, ties to even); "fp32" as is."""
     if to == "fp32":
         return x
     bits = xp.ascontiguousarray(x, dtype=xp.float32).view(xp.uint32)
     if to == "tf32":
         r = (bits + xp.uint32(0x1000)) & xp.uint32(0xFFFFE000)
+    elif to == "tf32_trunc":
+        r = bits & xp.uint32(0xFFFFE000)
     elif to == "bf16":
         r = ((bits + xp.uint32(0x7FFF) + ((bits >> xp.uint32(16)) & xp.uint32(1))) >> xp.uint32(16)) << xp.uint32(16)
     else:

@@ -9,10 +9,12 @@ from rooflab.rungs.record import Rung
 from rooflab.rungs.regtile import RUNG as REGTILE
 from rooflab.rungs.tensor import TENSOR_RUNGS
 from rooflab.rungs.tiled import TILED16, TILED32
+from rooflab.rungs.triton import TRITON_RUNGS
 from rooflab.rungs.vec import RUNG as VEC
 from rooflab.rungs.warptile import RUNG as WARPTILE
 
-LADDER: list[Rung] = [NAIVE, COALESCED, TILED16, TILED32, REGTILE, VEC, WARPTILE, PIPELINED, CUBLAS, *TENSOR_RUNGS]
+LADDER: list[Rung] = [NAIVE, COALESCED, TILED16, TILED32, REGTILE, VEC, WARPTILE, PIPELINED, CUBLAS, *TENSOR_RUNGS,
+                     *TRITON_RUNGS]
 
 
 def by_name() -> dict[str, Rung]:

@@ -98,8 +98,10 @@ class Variant:
     label: str  # e.g. "128x128x8 w64x32 t8x8 s2"
     kernel: str
     block: tuple[int, int, int]
-    grid: Grid
+    grid: Grid | None
     shared_mem: int = 0
+    # a library rung's configuration: "module:function:argument", replacing the rung's launcher
+    launcher: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,10 +136,16 @@ class Rung:
     def with_variant(self, v: Variant) -> Rung:
         from dataclasses import replace  # noqa: PLC0415
 
+        if v.launcher is not None:
+            return replace(self, launcher=v.launcher)
         return replace(self, kernel=v.kernel, block=v.block, grid=v.grid, shared_mem=v.shared_mem)
     # library rungs: "module:function" whose function(m, n, k) returns launch(a, b, c) (a string
-    # keeps this record free of CUDA imports), or that function itself (a user's Python callable)
+    # keeps this record free of CUDA imports), or that function itself (a user's Python callable);
+    # "module:function:argument" calls function(argument, m, n, k) (a configuration, e.g. a Triton tile)
     launcher: str | Callable | None = None
+    # Python modules the rung needs beyond rooflab's own (e.g. triton, torch); where one is missing the
+    # rung is skipped, saying which
+    needs: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
     # operands staged by a pre-pass before each launch (rooflab.cuda.staging): "tf32" or "3xtf32";
     # the source then holds stage_a_<scheme> / stage_bt_<scheme>, and the kernel reads K-major
