@@ -163,3 +163,29 @@ def test_a_size_that_cannot_fit_says_so_before_allocating():
         check_fits(GemmConfig(m=999999, n=999999, k=999999), h200)
     assert str(exc.value) == "N=999999 needs 36 TB (A, B, C and the float64 reference); this GPU has 151 GB"
     check_fits(GemmConfig(m=8192, n=8192, k=8192), h200)  # 1.6 GB: fine
+
+
+def test_the_3xtf32_paragraph_says_how_many_times_faster_it_ran():
+    """Step.ratio is time(prev) / time(this): a 3xTF32 rung twice as fast as SGEMM reads 2.00×."""
+    from rooflab.rungs.record import Step
+    from rooflab.rungs.tensor import WGMMA_3XTF32
+
+    _, _, para = next(p for p in WGMMA_3XTF32.paragraphs if p[0] == "cublas")
+    figures = {"gflops": 1e5, "pct_peak": 60.0}
+    rec = {"kernel": "k", "checks": [{"name": "normwise", "value": 4e-7}]}
+    text = para(Step(prev={"ms": 2.6, **figures}, this={"ms": 1.3, **figures}, prev_rec=rec, this_rec=rec))
+    assert "2.00× the speed of cuBLAS SGEMM" in text
+
+
+def test_only_tensor_core_accumulation_gets_the_looser_tolerance():
+    """FP32-accurate rungs (CUDA cores, 3xTF32 with its round-to-nearest flushes) keep FP32's 1e-5; rungs
+    whose sums stay in the tensor core's truncating accumulator get TENSOR_TOL, still far below the
+    7.9e-4 of a wrong TF32 rounding model."""
+    from rooflab.rungs import LADDER
+    from rooflab.rungs.record import TENSOR_TOL
+
+    for r in LADDER:
+        if r.precision in ("fp32", "3xtf32"):
+            assert r.normwise_tol == 1e-5, r.name
+        elif r.name != "cublas_tf32":
+            assert r.normwise_tol == TENSOR_TOL <= 1e-4, r.name

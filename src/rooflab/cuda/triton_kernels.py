@@ -18,13 +18,18 @@ from rooflab.rungs.triton import Config
 def _block(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
     """This program's (block row, block column) in a grouped order: GROUP_M block rows at a time walk
     the block columns, so the B tiles they share stay in L2."""
-    pid = tl.program_id(0)
+    return _tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+
+
+@triton.jit
+def _tile(t, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """Tile t's (block row, block column) in the grouped order."""
     grid_m = tl.cdiv(M, BLOCK_M)
     grid_n = tl.cdiv(N, BLOCK_N)
     per_group = GROUP_M * grid_n
-    first_m = (pid // per_group) * GROUP_M
+    first_m = (t // per_group) * GROUP_M
     rows = min(grid_m - first_m, GROUP_M)
-    return first_m + (pid % per_group) % rows, (pid % per_group) // rows
+    return first_m + (t % per_group) % rows, (t % per_group) // rows
 
 
 @triton.jit
@@ -107,6 +112,33 @@ def gemm_tma(a_desc, b_desc, c_ptr, M, N, K, stride_c,
 
 
 @triton.jit
+def gemm_tma_persistent(a_desc, b_desc, c_ptr, M, N, K, stride_c,
+                        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                        PRECISION: tl.constexpr, TRANS: tl.constexpr, BT: tl.constexpr, PROGRAMS: tl.constexpr):
+    """gemm_tma as a persistent kernel: one program per SM walks the tiles PROGRAMS apart, and the
+    flattened tile/k loop lets the next tile's first loads start during this tile's epilogue (one
+    wave: no tail of idle SMs on the last partial wave, no launch per tile)."""
+    tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    for t in tl.range(tl.program_id(0), tiles, PROGRAMS, flatten=True):
+        pid_m, pid_n = _tile(t, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        off_m = pid_m * BLOCK_M
+        off_n = pid_n * BLOCK_N
+        if TRANS:
+            acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)
+        else:
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, k_tiles):
+            a = a_desc.load([off_m, k * BLOCK_K])
+            if BT:
+                b = tl.trans(b_desc.load([off_n, k * BLOCK_K]))
+            else:
+                b = b_desc.load([k * BLOCK_K, off_n])
+            acc = _mma(a, b, acc, PRECISION, TRANS)
+        _store(c_ptr, acc, M, N, stride_c, pid_m, pid_n, BLOCK_M, BLOCK_N, TRANS)
+
+
+@triton.jit
 def transpose(x_ptr, y_ptr, R, C, BLOCK: tl.constexpr):
     """y (C x R) = x (R x C)^T, both row-major."""
     r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -121,13 +153,24 @@ def tma_fits(cfg: Config, m: int, n: int, k: int, elem_bytes: int) -> bool:
     return cfg.tma and (k * elem_bytes) % 16 == 0 and (n * elem_bytes) % 16 == 0
 
 
+def _programs(a, sms: int | None) -> int:
+    if sms is not None:
+        return sms
+    if a.is_cuda:
+        import torch  # noqa: PLC0415
+
+        return torch.cuda.get_device_properties(a.device).multi_processor_count
+    return 3
+
+
 def grid(cfg: Config, m: int, n: int) -> tuple[int]:
     return (triton.cdiv(m, cfg.bm) * triton.cdiv(n, cfg.bn),)
 
 
-def matmul(a, b, c, cfg: Config) -> str:
+def matmul(a, b, c, cfg: Config, sms: int | None = None) -> str:
     """c = a·b for torch tensors (CUDA, or CPU under the interpreter) on torch's current stream;
-    returns which kernel ran ("tma" or "pointers")."""
+    returns which kernel ran ("tma", "tma persistent" or "pointers"). sms: programs of a persistent
+    kernel (default: the device's SM count; 3 on the CPU, so the interpreter walks several tiles each)."""
     m, k = a.shape
     n = b.shape[1]
     consts = dict(BLOCK_M=cfg.bm, BLOCK_N=cfg.bn, BLOCK_K=cfg.bk, GROUP_M=cfg.group, PRECISION=cfg.input_precision,
@@ -143,6 +186,10 @@ def matmul(a, b, c, cfg: Config) -> str:
 
         a_desc = TensorDescriptor.from_tensor(a, [cfg.bm, cfg.bk])
         b_desc = TensorDescriptor.from_tensor(b, [cfg.bn, cfg.bk] if cfg.bt else [cfg.bk, cfg.bn])
+        if cfg.persist:
+            programs = min(_programs(a, sms), grid(cfg, m, n)[0])
+            gemm_tma_persistent[(programs,)](a_desc, b_desc, c, m, n, k, c.stride(0), PROGRAMS=programs, **consts)
+            return "tma persistent"
         gemm_tma[grid(cfg, m, n)](a_desc, b_desc, c, m, n, k, c.stride(0), **consts)
         return "tma"
     gemm_ptr[grid(cfg, m, n)](a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0), **consts)

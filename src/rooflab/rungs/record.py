@@ -91,6 +91,13 @@ class Step:
 Transition = Callable[[Step], str]
 
 
+# The tensor core's own FP32 accumulation truncates, so against the float64 product of the rounded
+# inputs a tensor-core GEMM's error grows about linearly in K (H200, TF32: 2.9e-6 at K=1234, 9.6e-6 at
+# 4096, 1.9e-5 at 8192; BF16 4.0e-6 / 8.6e-6, cuBLAS BF16 the same). 1e-4 holds to K ~ 40000 and still
+# fails a wrong rounding model (7.9e-4 against round-to-nearest TF32 inputs) or a wrong layout (O(1)).
+TENSOR_TOL = 1e-4
+
+
 @dataclass(frozen=True)
 class Variant:
     """One launch configuration of a tunable rung: a template instance and its geometry."""

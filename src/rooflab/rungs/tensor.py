@@ -3,7 +3,7 @@ and BF16 on wgmma (sm_90a); cuBLAS's TF32 and BF16 beside them. Each is judged a
 of the unit it uses, and checked against the float64 product of its inputs rounded the way it
 reads them. Kernels: a 1-D grid with grouped rasterisation; block tiles per record."""
 
-from rooflab.rungs.record import Rung, Step, Variant, cdiv
+from rooflab.rungs.record import TENSOR_TOL, Rung, Step, Variant, cdiv
 
 
 def _loads(bm: int, bn: int) -> float:
@@ -89,7 +89,7 @@ def _sgemm_to_3xtf32(s: Step) -> str:
     sg, x3 = s.prev, s.this
     return (f"3xTF32 runs FP32-accurate GEMM on the tensor cores: each FP32 operand is split into a TF32 high "
             f"part and a TF32 residual, and three products (big·big, big·small, small·big) accumulate in FP32. "
-            f"It ran {1 / s.ratio:.2f}× the speed of cuBLAS SGEMM ({sg['ms']:.3f} → {x3['ms']:.3f} ms, "
+            f"It ran {s.ratio:.2f}× the speed of cuBLAS SGEMM ({sg['ms']:.3f} → {x3['ms']:.3f} ms, "
             f"{x3['gflops'] / 1e3:,.0f} TFLOP/s, {x3['pct_peak']:.0f}% of a third of the TF32 roof), with normwise "
             f"error {s.norm('this'):.1e} against {s.norm('prev'):.1e} for SGEMM: the FP32 CUDA-core roof no longer "
             f"bounds an FP32-accurate GEMM.")
@@ -98,7 +98,7 @@ def _sgemm_to_3xtf32(s: Step) -> str:
 MMA_TF32 = Rung(
     name="mma_tf32", title="mma.sync TF32", stage="tensor cores", precision="tf32", rounding="tf32",
     source="rungs/mma_tf32.cu", kernel="mm_tf32", block=(256, 1, 1), grid=_grid, shared_mem=156672,
-    loads_per_fma=_TILE_LOADS, requires_cc=(8, 0),
+    loads_per_fma=_TILE_LOADS, normwise_tol=TENSOR_TOL, requires_cc=(8, 0),
     explain="TF32 tensor cores through mma.sync m16n8k8: FP32 inputs rounded to TF32 (10 mantissa bits, cvt.rna), "
             "FP32 accumulation; a 3-stage cp.async ring feeds ldmatrix/LDS fragments from padded shared memory.",
 )
@@ -145,7 +145,7 @@ WGMMA_TF32 = Rung(
     # the accumulator stays in the wgmma chain, whose FP32 accumulation truncates: about 1e-5 at
     # K=4096, growing with K (cuBLAS TF32: 1.4e-5). A kernel that truncated its inputs instead of
     # rounding them lands near 1e-3, a wrong fragment layout near 1: both still fail
-    normwise_tol=1e-4,
+    normwise_tol=TENSOR_TOL,
     explain="TF32 on Hopper's warpgroup MMA with the BF16 rung's data path: a pre-pass (timed with the GEMM) "
             "rounds A to TF32 (cvt.rna) and writes B transposed and rounded, so both operands are K-major as "
             "TF32 wgmma requires; three warpgroups then issue m64n256k8 on 128-byte-swizzled shared memory "
@@ -166,14 +166,15 @@ CUBLAS_TF32 = Rung(
 MMA_BF16 = Rung(
     name="mma_bf16", title="mma.sync BF16", stage="tensor cores", precision="bf16", inputs="bf16", rounding="bf16",
     source="rungs/mma_bf16.cu", kernel="mm_bf16", block=(256, 1, 1), grid=_grid, shared_mem=108544,
-    loads_per_fma=_TILE_LOADS, requires_cc=(8, 0),
+    loads_per_fma=_TILE_LOADS, normwise_tol=TENSOR_TOL, requires_cc=(8, 0),
     explain="BF16 inputs, FP32 accumulation, mma.sync m16n8k16 with ldmatrix (.trans for B) from conflict-free "
             "padded shared memory and a 4-stage cp.async ring.",
 )
 WGMMA_BF16 = Rung(
     name="wgmma_bf16", title="wgmma BF16 (Hopper)", stage="tensor cores", precision="bf16", inputs="bf16",
     rounding="bf16", source="rungs/wgmma_bf16.cu", kernel="mm_wgmma_bf16", block=(256, 1, 1), grid=_grid,
-    shared_mem=197632, loads_per_fma=_TILE_LOADS, requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",),
+    shared_mem=197632, loads_per_fma=_TILE_LOADS, normwise_tol=TENSOR_TOL, requires_cc=(9, 0), exact_cc=True,
+    options=("-arch=sm_90a",),
     variants=_WGB_VARIANTS,
     explain="Hopper's warpgroup MMA: two (tuned: three) warpgroups each issue wgmma m64n256k16 on operands in "
             "128-byte-swizzled shared memory (a 3- or 4-stage cp.async ring), so a whole 64×256 tile's products "
@@ -188,7 +189,7 @@ WGMMA_BF16 = Rung(
 CUBLAS_BF16 = Rung(
     name="cublas_bf16", title="cuBLAS BF16", stage="tensor cores (ceiling)", precision="bf16", inputs="bf16",
     rounding="bf16", launcher="rooflab.cuda.cublas:gemm_bf16", loads_per_fma=None, block=(0, 0, 0),
-    requires_cc=(8, 0),
+    normwise_tol=TENSOR_TOL, requires_cc=(8, 0),
     explain="cublasGemmEx on BF16 inputs with FP32 accumulation (CUBLAS_COMPUTE_32F): the BF16 rungs' peer.",
     paragraphs=(("wgmma_bf16", "wgmma BF16 vs cuBLAS BF16", _vs_library("BF16")),),
     ratios=(("wgmma_bf16", "time_wgmma BF16 / time_cuBLAS BF16"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rooflab.rungs.record import Rung, Step, Variant
+from rooflab.rungs.record import TENSOR_TOL, Rung, Step, Variant
 
 LAUNCHER = "rooflab.cuda.triton_gemm:launcher"
 NEEDS = ("triton", "torch")
@@ -36,11 +36,13 @@ class Config:
     tma: bool = False  # Hopper TMA tensor descriptors (falls back to pointer loads where rows are not 16-byte aligned)
     trans: bool = False  # compute C^T = B^T·A^T, so B's tile is the dot's first operand (TF32 wants K-major operands)
     bt: bool = False  # first copy B into a K-major B^T (per launch, timed with it), so both TF32 operands are K-major
+    persist: bool = False  # with tma: one program per SM walking the tiles (a persistent kernel)
 
     @property
     def label(self) -> str:
         return (f"{self.bm}x{self.bn}x{self.bk} w{self.warps} s{self.stages} g{self.group}"
-                + (" tma" if self.tma else "") + (" trans" if self.trans else "") + (" bt" if self.bt else ""))
+                + (" tma" if self.tma else "") + (" trans" if self.trans else "") + (" bt" if self.bt else "")
+                + (" persist" if self.persist else ""))
 
     @property
     def launcher(self) -> str:
@@ -51,7 +53,7 @@ class Config:
         return INPUT_PRECISION[self.precision]
 
 
-_LABEL = re.compile(r"(fp32|tf32|3xtf32|bf16) (\d+)x(\d+)x(\d+) w(\d+) s(\d+) g(\d+)((?: tma| trans| bt)*)$")
+_LABEL = re.compile(r"(fp32|tf32|3xtf32|bf16) (\d+)x(\d+)x(\d+) w(\d+) s(\d+) g(\d+)((?: tma| trans| bt| persist)*)$")
 
 
 def parse(text: str) -> Config:
@@ -62,7 +64,7 @@ def parse(text: str) -> Config:
     prec, *nums, flags = m.groups()
     bm, bn, bk, warps, stages, group = map(int, nums)
     return Config(prec, bm, bn, bk, warps, stages, group, tma=" tma" in flags, trans=" trans" in flags,
-                  bt=" bt" in flags)
+                  bt=" bt" in flags, persist=" persist" in flags)
 
 
 def _variants(precision: str, specs) -> tuple[Variant, ...]:
@@ -72,7 +74,7 @@ def _variants(precision: str, specs) -> tuple[Variant, ...]:
         bm, bn, bk, warps, stages = s[:5]
         flags = s[5] if len(s) > 5 else ""
         c = Config(precision, bm, bn, bk, warps, stages, tma="tma" in flags, trans="trans" in flags,
-                   bt="bt" in flags.split())
+                   bt="bt" in flags.split(), persist="persist" in flags.split())
         out.append(Variant(label=c.label, kernel="triton", block=(0, 0, 0), grid=None, launcher=c.launcher))
     return tuple(out)
 
@@ -90,17 +92,21 @@ TF32_VARIANTS = _variants("tf32", [
     (128, 128, 32, 4, 4, "bt"), (256, 128, 32, 8, 3, "bt"), (128, 128, 64, 8, 3, "bt"),  # 3.80 4.06 4.47
     (128, 128, 32, 8, 4, "tma bt"), (128, 128, 32, 8, 4, "bt"),  # 4.54 4.88
     (256, 128, 32, 8, 3, "trans"), (128, 256, 32, 8, 3),  # 7.28, 12.32: without the K-major copy
+    (128, 256, 32, 8, 3, "tma bt persist"), (128, 256, 32, 8, 4, "tma bt persist"),  # not yet measured
+    (128, 128, 32, 8, 4, "tma bt persist"),
 ])
 TF32X3_VARIANTS = _variants("3xtf32", [
     (128, 128, 32, 8, 3, "tma bt"),  # 13.30
     (128, 128, 32, 8, 4, "bt"), (128, 128, 32, 8, 3, "bt"), (128, 64, 32, 4, 4, "bt"),  # 13.31 13.36 14.42
     (128, 128, 32, 8, 3, "tma trans"), (128, 128, 32, 8, 3, "trans"),  # 14.60 14.96
     (128, 256, 32, 8, 3, "bt"), (256, 128, 32, 8, 3, "bt"),  # 23.02 27.50: three accumulators' registers
+    (128, 128, 32, 8, 3, "tma bt persist"),  # not yet measured
 ])
 BF16_VARIANTS = _variants("bf16", [
     (128, 256, 64, 8, 4, "tma"),  # 1.431
     (128, 256, 64, 8, 3, "tma"), (128, 256, 64, 8, 4), (128, 256, 64, 8, 3), (256, 128, 64, 8, 3, "tma"),
     (128, 128, 64, 4, 4, "tma"), (128, 128, 64, 4, 4), (256, 128, 64, 8, 3),  # 1.442 1.459 1.462 1.519 1.574 1.592 1.998
+    (128, 256, 64, 8, 4, "tma persist"), (128, 256, 64, 8, 3, "tma persist"),  # not yet measured
 ])
 
 
@@ -124,11 +130,6 @@ def _tf32x3_vs_sgemm(s: Step) -> str:
 
 
 _COMMON = dict(stage="Python-native (Triton)", loads_per_fma=None, block=(0, 0, 0), needs=NEEDS)
-# The tensor core's own FP32 accumulation truncates, so against the float64 product of the rounded inputs
-# the error grows about linearly in K (H200, Triton TF32: 2.9e-6 at K=1234, 9.6e-6 at 4096, 1.9e-5 at 8192;
-# BF16 4.0e-6 / 8.6e-6, cuBLAS BF16 the same). 1e-4 keeps that to K ~ 40000 and still fails a wrong rounding
-# model (7.9e-4 against round-to-nearest TF32 inputs) or a wrong layout (O(1)).
-TENSOR_TOL = 1e-4
 
 TRITON_FP32 = Rung(
     name="triton_fp32", title="Triton FP32 (ieee, CUDA cores)", precision="fp32", launcher=FP32_VARIANTS[0].launcher,
