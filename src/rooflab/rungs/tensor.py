@@ -26,9 +26,11 @@ _X3_VARIANTS = tuple(Variant(label=f"128x128x32 warp 64x32 stages {s}", kernel=k
                              grid=_tiles(128, 128), shared_mem=s * 35840)
                      for k, s in (("mm_3xtf32", 4), ("mm_3xtf32_s3", 3), ("mm_3xtf32_s5", 5)))
 # wgmma_bf16.cu: 2 warpgroups (128×256) or 3 (192×256), ring depth
+# the 3-warpgroup 192x256 ring first: the fastest on the H200 (0.864x cuBLAS BF16 at 8192 against the
+# 2-warpgroup tile's 0.78-0.84x), so it is the default until `rooflab tune` has a winner
 _WGB_VARIANTS = (
-    Variant("128x256x64 2 warpgroups stages 4", "mm_wgmma_bf16", (256, 1, 1), _tiles(128, 256), 4 * 49152 + 1024),
     Variant("192x256x64 3 warpgroups stages 4", "mm_wgmma_bf16_wg3", (384, 1, 1), _tiles(192, 256), 4 * 57344 + 1024),
+    Variant("128x256x64 2 warpgroups stages 4", "mm_wgmma_bf16", (256, 1, 1), _tiles(128, 256), 4 * 49152 + 1024),
     Variant("192x256x64 3 warpgroups stages 3", "mm_wgmma_bf16_wg3_s3", (384, 1, 1), _tiles(192, 256),
             3 * 57344 + 1024),
     Variant("128x256x64 producer + 2 consumer warpgroups stages 4", "mm_wgmma_bf16_ws", (384, 1, 1),
@@ -172,11 +174,11 @@ MMA_BF16 = Rung(
 )
 WGMMA_BF16 = Rung(
     name="wgmma_bf16", title="wgmma BF16 (Hopper)", stage="tensor cores", precision="bf16", inputs="bf16",
-    rounding="bf16", source="rungs/wgmma_bf16.cu", kernel="mm_wgmma_bf16", block=(256, 1, 1), grid=_grid,
-    shared_mem=197632, loads_per_fma=_TILE_LOADS, normwise_tol=TENSOR_TOL, requires_cc=(9, 0), exact_cc=True,
+    rounding="bf16", source="rungs/wgmma_bf16.cu", kernel=_WGB_VARIANTS[0].kernel, block=_WGB_VARIANTS[0].block,
+    grid=_WGB_VARIANTS[0].grid, shared_mem=_WGB_VARIANTS[0].shared_mem, loads_per_fma=_loads(192, 256), normwise_tol=TENSOR_TOL, requires_cc=(9, 0), exact_cc=True,
     options=("-arch=sm_90a",),
     variants=_WGB_VARIANTS,
-    explain="Hopper's warpgroup MMA: two (tuned: three) warpgroups each issue wgmma m64n256k16 on operands in "
+    explain="Hopper's warpgroup MMA: three warpgroups (a 192×256 tile) each issue wgmma m64n256k16 on operands in "
             "128-byte-swizzled shared memory (a 3- or 4-stage cp.async ring), so a whole 64×256 tile's products "
             "run asynchronously while the next slices load.",
     paragraphs=(("mma_bf16", "mma.sync → wgmma (BF16)", lambda s: (
