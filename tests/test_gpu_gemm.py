@@ -27,6 +27,19 @@ def test_every_rung_correct(device, shape):
         assert all(c["passed"] for c in rec["checks"])
 
 
+def test_cublas_is_deterministic_across_concurrent_streams(device):
+    """At 1000x777x1234 cuBLAS picks kernels that use its workspace; with one handle shared by the 8
+    concurrent replicas' streams, 0.8-3 M elements differed between runs (H200, 2026-11-30). One
+    handle per stream gives every replica the bits of the sequential runs."""
+    from rooflab.measure.gemm import GemmConfig, run
+
+    sec = run(GemmConfig(m=1000, n=777, k=1234, reps=1, check_n=128,
+                         kernels=["cublas", "cublas_tf32", "cublas_bf16"]), device)
+    for rec in sec["rungs"]:
+        det = [c for c in rec["checks"] if c["name"] == "deterministic"]
+        assert det and det[0]["passed"], (rec["kernel"], det)
+
+
 def test_timed_size_check_and_determinism(device):
     from rooflab.measure.gemm import GemmConfig, run
 

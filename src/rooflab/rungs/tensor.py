@@ -26,8 +26,8 @@ _X3_VARIANTS = tuple(Variant(label=f"128x128x32 warp 64x32 stages {s}", kernel=k
                              grid=_tiles(128, 128), shared_mem=s * 35840)
                      for k, s in (("mm_3xtf32", 4), ("mm_3xtf32_s3", 3), ("mm_3xtf32_s5", 5)))
 # wgmma_bf16.cu: 2 warpgroups (128×256) or 3 (192×256), ring depth
-# the 3-warpgroup 192x256 ring first: the fastest on the H200 (0.864x cuBLAS BF16 at 8192 against the
-# 2-warpgroup tile's 0.78-0.84x), so it is the default until `rooflab tune` has a winner
+# the 3-warpgroup 192x256 ring first: 0.864x cuBLAS BF16 at 8192 in the run that chose it (2-warpgroup:
+# 0.84x); in later runs the two tiles measured alike (0.78x at 8192), so `rooflab tune` decides per GPU
 _WGB_VARIANTS = (
     Variant("192x256x64 3 warpgroups stages 4", "mm_wgmma_bf16_wg3", (384, 1, 1), _tiles(192, 256), 4 * 57344 + 1024),
     Variant("128x256x64 2 warpgroups stages 4", "mm_wgmma_bf16", (256, 1, 1), _tiles(128, 256), 4 * 49152 + 1024),
