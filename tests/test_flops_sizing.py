@@ -40,7 +40,7 @@ def fake_gpu(monkeypatch):
 
 
 def test_unknown_architecture_sizes_launches_without_a_made_up_peak(fake_gpu):
-    cfg = flops.FlopsConfig(accumulators=(8,), occupancies=((4, 256),))
+    cfg = flops.FlopsConfig(accumulators=(8,), occupancies=((4, 256),), tensor=False)
     known = flops.run(cfg, _device((9, 0), 128))
     unknown = flops.run(cfg, _device((13, 0), None))
     k, u = known["rows"][0], unknown["rows"][0]

@@ -51,7 +51,7 @@ def _job_id(job) -> str:
     return f"{_rel(f)}-{arch}" + "".join(opts)
 
 
-def _compile(job, outdir: Path) -> tuple[str, subprocess.CompletedProcess]:
+def _compile(job, outdir: Path) -> tuple[str, subprocess.CompletedProcess, Path]:
     """Compile a snapshot of the source, so the checks below see the very text that was compiled."""
     f, arch, opts = job
     stem = _job_id(job).replace("/", "_").replace("-D", "_")
@@ -60,9 +60,10 @@ def _compile(job, outdir: Path) -> tuple[str, subprocess.CompletedProcess]:
     snap.parent.mkdir()
     snap.write_text(source)
     target = "-gencode=arch=compute_90a,code=sm_90a" if arch == "sm_90a" else f"-arch={arch}"
+    cubin = outdir / f"{stem}.cubin"
     cmd = [NVCC, target, "-std=c++17", "-cubin", "-Xptxas", "-v", f"-I{f.parent}", *opts,
-           "-o", str(outdir / f"{stem}.cubin"), str(snap)]
-    return source, subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+           "-o", str(cubin), str(snap)]
+    return source, subprocess.run(cmd, capture_output=True, text=True, timeout=120), cubin
 
 
 @pytest.fixture(scope="module")
@@ -98,9 +99,9 @@ def expected_kernels(source: str) -> tuple[set[str], int]:
     return plain, len(plain) + len(instances)
 
 
-def _check(compiled: tuple[str, subprocess.CompletedProcess], job) -> None:
+def _check(compiled: tuple[str, subprocess.CompletedProcess, Path], job) -> None:
     f, arch, opts = job
-    source, result = compiled
+    source, result, _ = compiled
     out = result.stdout + result.stderr
     assert result.returncode == 0, f"nvcc {arch} {' '.join(opts)} failed on {_rel(f)}:\n{out}"
     entries = parse_ptxas(out)
@@ -138,6 +139,34 @@ def test_planted_bugs_compile(compiled, job):
     """The GPU tests plant bugs with -D macros; those builds must compile, and the macro must be used."""
     _check(compiled[_job_id(job)], job)
     assert job[2][0].removeprefix("-D") in job[0].read_text()
+
+
+CUOBJDUMP = shutil.which("cuobjdump")
+_SASS_FUNCTION = re.compile(r"^\s*Function : (\S+)", re.M)
+
+
+def _sass_by_function(cubin: Path) -> dict[str, str]:
+    text = subprocess.run([CUOBJDUMP, "-sass", str(cubin)], capture_output=True, text=True, timeout=120,
+                          check=True).stdout
+    parts = _SASS_FUNCTION.split(text)[1:]
+    return dict(zip(parts[::2], parts[1::2]))
+
+
+@needs_nvcc
+@pytest.mark.skipif(CUOBJDUMP is None, reason="cuobjdump (the CUDA toolkit) is not on PATH")
+@pytest.mark.parametrize("name", ["rungs/wgmma_bf16.cu", "rungs/wgmma_tf32.cu", "rungs/mma_tf32.cu"])
+def test_tensor_rungs_issue_tensor_core_instructions(compiled, name):
+    """The sm_90a build of every wgmma GEMM kernel holds warpgroup MMAs (HGMMA in SASS), and the
+    mma.sync rungs hold HMMA: a kernel whose MMAs were compiled out (a wrong feature macro, an empty
+    body) would still pass the spill check."""
+    f = PKG / name
+    arch = "sm_90a" if "wgmma" in name else "sm_90"
+    sass = _sass_by_function(compiled[_job_id((f, arch, ()))][2])
+    gemms = {k: v for k, v in sass.items() if k.startswith("mm_")}
+    assert gemms, f"no mm_* kernels in {name}: {sorted(sass)}"
+    op = "HGMMA" if "wgmma" in name else "HMMA"
+    empty = [k for k, v in gemms.items() if op not in v]
+    assert not empty, f"{name}: no {op} in {empty}"
 
 
 @needs_nvcc

@@ -23,7 +23,7 @@ from rooflab.report.table import Table
 
 DATA = Path(__file__).parent / "data"
 LADDER = ["naive", "coalesced", "tiled16", "tiled32", "cublas"]
-COLS = ["N", "kernel", "ms", "mean ms", "min ms", "GFLOP/s", "% peak", "vs naive", "check", "status"]
+COLS = ["N", "kernel", "ms", "mean ms", "min ms", "GFLOP/s", "% peak", "roof", "vs naive", "check", "status"]
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,22 @@ def test_gemm_table_ladder(doc):
     assert "16" in titles[2] and "32" in titles[3] and "cuBLAS" in titles[4]
     assert col(t, "status") == ["passed"] * 5
     assert all(v and v.endswith("%") for v in col(t, "% peak"))
+    assert set(col(t, "roof")) == {"FP32 66.9"}
     assert set(col(t, "N")) == {"4096"}
+
+
+def test_each_rung_is_judged_against_its_own_roof():
+    """The recorded H200 run: % peak of a tensor rung is of its tensor roof, named beside it."""
+    full = json.loads((Path(__file__).parent / "data" / "h200_report_levels.json").read_text())
+    t = render_gemm.gemm_table(full)
+    roof = dict(zip(col(t, "kernel"), col(t, "roof"), strict=True))
+    pct = dict(zip(col(t, "kernel"), col(t, "% peak"), strict=True))
+    by = {r["kernel"]: r["title"] for r in full["gemm"]["rungs"]}
+    assert roof[by["cublas"]] == "FP32 66.9"
+    assert roof[by["cublas_tf32"]].startswith("TF32 49") and roof[by["cublas_bf16"]].startswith("BF16 98")
+    assert roof[by["wgmma_3xtf32"]].startswith("TF32÷3 16")
+    # cuBLAS BF16 at ~760 TFLOP/s is ~77% of the BF16 roof, not 1100% of FP32's
+    assert 60 < float(pct[by["cublas_bf16"]].rstrip("%")) < 90
 
 
 def test_gemm_table_numbers_from_the_file(doc):
@@ -339,7 +354,7 @@ def test_csv_well_formed(doc):
         assert "None" not in text and "—" not in text
     t = render_gemm.gemm_table(doc)
     gemm = list(csv.DictReader(io.StringIO(t.to_csv())))
-    assert list(gemm[0]) == [*COLS[:7], "vs naive (×)", *COLS[8:]]  # the unit moved into the header
+    assert list(gemm[0]) == [*COLS[:8], "vs naive (×)", *COLS[9:]]  # the unit moved into the header
     cublas = gemm[LADDER.index("cublas")]
     gflops = 2 * 4096**3 / (median_ms(doc, "cublas") * 1e-3) / 1e9
     assert float(cublas["GFLOP/s"]) == pytest.approx(gflops, rel=1e-12)  # the number, not the text "51,220"

@@ -189,3 +189,18 @@ def test_only_tensor_core_accumulation_gets_the_looser_tolerance():
             assert r.normwise_tol == 1e-5, r.name
         elif r.name != "cublas_tf32":
             assert r.normwise_tol == TENSOR_TOL <= 1e-4, r.name
+
+
+def test_the_remaining_gap_paragraph_quotes_this_runs_issue_rates():
+    from rooflab.rungs.cublas import RUNG as CUBLAS
+    from rooflab.rungs.record import Step
+
+    _, _, para = next(p for p in CUBLAS.paragraphs if p[0] == "pipelined")
+    figs = {"gflops": 4.7e4, "pct_peak": 70.0}
+    prev_rec, this_rec = {"kernel": "pipelined", "checks": []}, {"kernel": "cublas", "checks": []}
+    profiled = Step(prev={"ms": 2.9, **figs}, this={"ms": 2.68, **figs}, prev_rec=prev_rec, this_rec=this_rec,
+                    profile={"pipelined": {"issue_pct": 77.0}, "cublas": {"issue_pct": 93.0}})
+    text = para(profiled)
+    assert "77% of cycles issue an instruction against cuBLAS's 93%" in text and "1.08× slower" in text
+    bare = para(Step(prev={"ms": 2.9, **figs}, this={"ms": 2.68, **figs}, prev_rec=prev_rec, this_rec=this_rec))
+    assert "2026-11-30" in bare

@@ -395,23 +395,24 @@ def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
     emit(doc, bandwidth_tables(doc), bandwidth_paragraphs(doc), fmt, out_file)
 
 
-@cli.command(short_help="FP32 FMA peak over accumulators and occupancy (P6, P7)")
+@cli.command(short_help="FP32 FMA peak (P6, P7) and the tensor-core roofs (P2), measured")
 @click.option("--reps", type=PositiveInt(), default=20, show_default=True, help="Timed launches per configuration.")
 @click.option("--target-ms", type=PositiveFloat(10_000, "a launch of at most 10 s keeps the loop count a 32-bit int"),
               default=10.0, show_default=True, help="Length of one launch.")
 @format_option
 @out_option
 def flops(reps, target_ms, fmt, out_file):
-    """FP32 FMA peak (P6): register-only FMA chains, 1/2/4/8 accumulators."""
+    """FP32 FMA peak (P6): register-only FMA chains, 1/2/4/8 accumulators; then the tensor-core roofs,
+    measured by MMA chains (mma.sync on sm_80+, wgmma on sm_90a), beside the published dense rates."""
     from rooflab.measure import flops as fl  # noqa: PLC0415
-    from rooflab.report.ceilings import flops_table  # noqa: PLC0415
+    from rooflab.report.ceilings import flops_table, tensor_peak_table  # noqa: PLC0415
     from rooflab.report.explain_ceilings import flops_paragraphs  # noqa: PLC0415
 
     cfg = fl.FlopsConfig(reps=reps, target_ms=target_ms)
     cfg.validate()
     check_out(fmt, out_file)
     doc = measure("FMA peak", flops=lambda dev, say: fl.run(cfg, dev, say))
-    emit(doc, [flops_table(doc)], flops_paragraphs(doc), fmt, out_file)
+    emit(doc, [t for t in (flops_table(doc), tensor_peak_table(doc)) if t], flops_paragraphs(doc), fmt, out_file)
 
 
 @cli.command(short_help="Nsight Compute's DRAM% / SM% verdict per kernel (P8)")

@@ -57,3 +57,34 @@ class FmaChain:
 
 
 FMA = FmaChain()
+
+
+@dataclass(frozen=True)
+class TensorPeak:
+    """Tensor-core compute roof (ceilings/tensor_peak.cu): long chains of MMAs on registers (mma.sync)
+    or on shared-memory operands (wgmma), no global traffic in the loop.
+    FLOPs = blocks × iters × flop_per_block_iter."""
+
+    kernel: str
+    precision: str  # the roof it measures: "bf16" | "tf32"
+    unit: str  # "mma.sync" | "wgmma"
+    flop_per_block_iter: float
+    block: int
+    blocks_per_sm: int
+    requires_cc: tuple[int, int]
+    exact_cc: bool = False  # wgmma: sm_90a code runs on cc 9.0 only
+    options: tuple[str, ...] = ()
+    source: str = "ceilings/tensor_peak.cu"
+
+    def flops(self, blocks: int, iters: int) -> float:
+        return self.flop_per_block_iter * blocks * iters
+
+
+# mma.sync: 8 warps per block, 32 MMAs per warp per iteration (NACC × UNROLL), m16n8k16 BF16 = 4096 FLOP,
+# m16n8k8 TF32 = 2048; wgmma: one warpgroup per block, 8 per iteration, m64n256k16 BF16 / m64n256k8 TF32
+TENSOR_PEAKS = (
+    TensorPeak("mma_peak_bf16", "bf16", "mma.sync", 8 * 32 * 4096, 256, 8, (8, 0)),
+    TensorPeak("mma_peak_tf32", "tf32", "mma.sync", 8 * 32 * 2048, 256, 8, (8, 0)),
+    TensorPeak("wgmma_peak_bf16", "bf16", "wgmma", 8 * 2 * 64 * 256 * 16, 128, 2, (9, 0), True, ("-arch=sm_90a",)),
+    TensorPeak("wgmma_peak_tf32", "tf32", "wgmma", 8 * 2 * 64 * 256 * 8, 128, 2, (9, 0), True, ("-arch=sm_90a",)),
+)

@@ -21,6 +21,7 @@ from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cupy, synchronize
 from rooflab.cuda.timing import time_kernel
 from rooflab.errors import UsageError
+from rooflab.measure import tensor_peaks
 
 SOURCE = FMA.source
 FMA_PER_CHAIN_PER_ITER = FMA.fma_per_chain_per_iter
@@ -35,6 +36,7 @@ class FlopsConfig:
     target_ms: float = 10.0
     reps: int = 20
     warmup: int = 1
+    tensor: bool = True  # also the tensor-core roofs (rooflab.measure.tensor_peaks)
 
     def validate(self) -> None:
         bad = [a for a in self.accumulators if a not in FMA.accumulators]
@@ -109,6 +111,7 @@ def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | 
                 row["tflops"] = flops / (t.median_ms * 1e-3) / 1e12
                 row["pct_peak"] = 100.0 * flops / (t.median_ms * 1e-3) / peak if peak else None
             rows.append(row)
+    tensor = tensor_peaks.run(device, say) if cfg.tensor else []
     return {
         "config": {**asdict(cfg), "occupancies": [list(o) for o in cfg.occupancies]},
         "method": {"flops": "threads x iters x (16 x accumulators) FMA x 2 FLOP",
@@ -118,4 +121,5 @@ def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | 
         "started": started,
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "rows": rows,
+        "tensor": tensor,
     }

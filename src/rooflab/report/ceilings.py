@@ -5,6 +5,7 @@ from __future__ import annotations
 from rooflab.model.arch import peak_unknown
 from rooflab.model.ceilings import summarize
 from rooflab.model.ncu import KernelProfile
+from rooflab.model.peaks import nominal_tensor_fma
 from rooflab.report.table import Table, Value, fmt, missing
 
 
@@ -81,6 +82,37 @@ def flops_table(doc: dict) -> Table:
     return Table("FP32 FMA peak (P6)", ["accumulators", "grid × block", "warps/scheduler", "iters", "ms",
                                         "TFLOP/s", "% peak", "verified"], rows, notes, key="flops",
                  csv_split={"grid × block": ["grid", "block"]})
+
+
+def tensor_peak_table(doc: dict) -> Table | None:
+    """The tensor-core roofs as measured, beside the published dense rate: the rate, and the work per
+    SM per cycle at the clock the kernel ran at against the architecture's nominal figure (P2), which
+    is what the published rate assumes at its implied clock."""
+    rows_in = (doc.get("flops") or {}).get("tensor") or []
+    if not rows_in:
+        return None
+    dev = doc.get("device") or {}
+    spec = dev.get("tensor_peaks") or {}
+    rows = []
+    for r in rows_in:
+        rate = spec.get(r["precision"])
+        nominal = nominal_tensor_fma(tuple(dev["cc"]), r["precision"], dev.get("spec_key")) if dev.get("cc") else None
+        nominal_flop = 2 * nominal[0] if nominal else None
+        tflops, fpc = r.get("tflops"), r.get("flop_per_sm_cycle")
+        rows.append([r["kernel"], r["unit"], r["precision"].upper(), fmt(tflops, ",.1f"),
+                     fmt(rate / 1e12 if rate else None, ",.0f"),
+                     fmt(100 * tflops * 1e12 / rate if tflops and rate else None, ".1f", "%"),
+                     fmt(r.get("sm_mhz"), ".0f"), fmt(fpc, ",.0f"), fmt(nominal_flop, ",.0f"),
+                     fmt(100 * fpc / nominal_flop if fpc and nominal_flop else None, ".1f", "%"),
+                     r.get("skipped") or r.get("error") or ("yes" if r.get("verified") else "NO")])
+    notes = ["Register- or shared-memory-only MMA chains (ceilings/tensor_peak.cu), no global traffic; "
+             "FLOPs = blocks × iters × MMAs × FLOP per MMA; median of the timed launches.",
+             "FLOP/SM/cycle at the SM clock the kernel ran at (NVML median) against the architecture's nominal "
+             "dense figure: the published rate assumes that figure at a clock below the boost clock (P2's "
+             "implied clock, ~1.83 GHz on Hopper), so a kernel at the boost clock can pass 100% of it."]
+    return Table("Tensor-core roofs, measured (P2)",
+                 ["kernel", "unit", "precision", "TFLOP/s", "published", "% of published", "SM MHz",
+                  "FLOP/SM/cycle", "nominal", "% of nominal", "verified"], rows, notes, key="tensor_peaks")
 
 
 def profile_table(doc: dict) -> Table:

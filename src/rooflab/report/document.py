@@ -8,7 +8,12 @@ from rooflab.model import placement
 from rooflab.model.ridge import seed_ridges, trend_paragraph
 from rooflab.model.roofline import Roofline
 from rooflab.report import gemm as render_gemm
-from rooflab.report.ceilings import bandwidth_tables, flops_table, profile_table
+from rooflab.report.ceilings import (
+    bandwidth_tables,
+    flops_table,
+    profile_table,
+    tensor_peak_table,
+)
 from rooflab.report.explain_ceilings import bandwidth_paragraphs, flops_paragraphs
 from rooflab.report.memory import hierarchy_table, memory_paragraphs, memory_tables
 from rooflab.report.points import points_table
@@ -67,6 +72,9 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
     tables += ridge_tables(None if dev.get("spec_only") else dev)[0]
     if doc.get("flops"):
         tables.append(flops_table(doc))
+        tensor = tensor_peak_table(doc)
+        if tensor:
+            tables.append(tensor)
     if doc.get("bandwidth"):
         tables += bandwidth_tables(doc)
     if doc.get("memory"):
@@ -115,6 +123,8 @@ def markdown(doc: dict, tables: list[Table]) -> str:
     md += ["## Ridge points (P5)", "", _md_tables([by_key["ridge_seed"], by_key["ridge_all"]]), trend, ""]
     if doc.get("flops"):
         md += ["## FP32 FMA peak (P6, P7)", "", by_key["flops"].to_markdown(), _md_paras(flops_paragraphs(doc))]
+        if "tensor_peaks" in by_key:
+            md += ["## Tensor-core roofs, measured (P2)", "", by_key["tensor_peaks"].to_markdown()]
     if doc.get("bandwidth"):
         md += ["## Copy bandwidth (P3, P4, P7)", "", by_key["bandwidth"].to_markdown(),
                by_key["bandwidth_sweep"].to_markdown(), _md_paras(bandwidth_paragraphs(doc))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rooflab import rungs
 from rooflab.model.arch import peak_unknown
 from rooflab.model.check import Check
-from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
+from rooflab.model.metrics import by_kernel, median_ms, peak_for, rung_metrics
 from rooflab.report.table import Table, Value, fmt, missing
 
 
@@ -32,6 +32,18 @@ def check_summary(rec: dict) -> str:
     return ", ".join(parts)
 
 
+# the unit whose roof judges a rung, by its precision
+ROOF_LABEL = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "3xtf32": "TF32÷3"}
+
+
+def roof_cell(doc: dict, precision: str):
+    """'FP32 66.9': the roof a rung's % peak is taken against, in TFLOP/s."""
+    p = precision or "fp32"
+    rate = peak_for(doc, p)
+    label = ROOF_LABEL.get(p, p.upper())
+    return f"{label} {rate / 1e12:,.1f}" if rate else f"{label} ?"
+
+
 def gemm_table(doc: dict) -> Table:
     section = doc["gemm"]
     recs = by_kernel(section)
@@ -46,17 +58,19 @@ def gemm_table(doc: dict) -> Table:
                                                                           f"{rec['m']}x{rec['n']}x{rec['k']}")
         rows.append([shape, rec["title"], fmt(mt["ms"], ".3f"), fmt(mt["mean_ms"], ".3f"), fmt(mt["min_ms"], ".3f"),
                      fmt(mt["gflops"], ",.0f"), fmt(mt["pct_peak"], ".1f", "%") or (unknown if mt["gflops"] else None),
-                     fmt(mt["speedup"], ".1f", "×"),
+                     roof_cell(doc, rec.get("precision")), fmt(mt["speedup"], ".1f", "×"),
                      check_summary(rec), status(rec)])
     cfg, method = section["config"], section["method"]
     notes = [
         f"ms = median of {method['reps']} timed launches after {method['warmup']} warm-up (mean and min beside it); "
         f"CUDA events around the kernel only; L2 {'flushed' if method['l2_flushed'] else 'not flushed'} between reps.",
-        f"% peak against the FP32 CUDA-core peak {peak / 1e12:.1f} TFLOP/s (P1, from this device's attributes)."
+        f"% peak against the roof of the unit each rung uses (roof, TFLOP/s): the FP32 CUDA-core peak "
+        f"{peak / 1e12:.1f} TFLOP/s (P1, from this device's attributes), the dense TF32 and BF16 tensor rates, a third of "
+        f"TF32's for 3xTF32 (three products per FMA)."
         if peak else f"% peak: FP32 {unknown}, so none is given.",
         f"Checks: {method['checks']}. Seed {cfg['seed']}.",
     ]
-    return Table("SGEMM ladder (G9)", ["N", "kernel", "ms", "mean ms", "min ms", "GFLOP/s", "% peak",
+    return Table("SGEMM ladder (G9)", ["N", "kernel", "ms", "mean ms", "min ms", "GFLOP/s", "% peak", "roof",
                                        "vs naive", "check", "status"], rows, notes, key="gemm")
 
 
