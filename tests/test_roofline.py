@@ -187,3 +187,25 @@ def test_plot_leaves_no_pyplot_state():
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
+
+
+def test_no_measured_point_sits_above_the_roofs():
+    """The recorded H200 run (tensor rungs profiled): every GEMM point is placed with ncu's DRAM bytes and
+    its own 2·M·N·K FLOPs, so none lands above the HBM roof at its AI or above its compute roof. Taking
+    ncu's FP32 FLOPs put cuBLAS TF32 (399 TFLOP/s) at AI 0.1, forty times above the HBM line."""
+    import json
+    from pathlib import Path
+
+    from rooflab.model import placement
+
+    doc = json.loads((Path(__file__).parent / "data" / "h200_report_levels.json").read_text())
+    rl = placement.roofline(doc)
+    roofs = {r.name: r.flops for r in rl.roofs}
+    gemm = {r["kernel"] for r in doc["gemm"]["rungs"]}
+    placed = [p for p in rl.points if p.label in gemm]
+    assert {p.label for p in placed} == gemm
+    for p in placed:
+        attainable = min(roofs[p.roof], rl.bandwidth * p.ai)
+        assert p.flops <= 1.02 * attainable, (p.label, p.ai, p.flops, attainable)
+    tf32 = next(p for p in placed if p.label == "cublas_tf32")
+    assert tf32.measured_ai and tf32.ai > 100

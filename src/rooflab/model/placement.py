@@ -1,7 +1,8 @@
 """Where each measured kernel sits on the roofline (P9), from a results document.
 
-AI comes from Nsight Compute when the document has a profile of that kernel
-(FP32 FLOPs / DRAM bytes: what the DRAM really moved), otherwise from the rung's
+AI comes from Nsight Compute when the document has a profile of that kernel (a GEMM
+rung's 2·M·N·K FLOPs, the FMA kernel's FP32 FLOPs, over the DRAM bytes ncu measured:
+what the DRAM really moved; ncu's FP32 counters do not see tensor-core work), otherwise from the rung's
 traffic model (which counts no cache reuse, so naive/coalesced points can land
 above the HBM slope: the caches served part of the traffic).
 """
@@ -102,8 +103,10 @@ def points(doc: dict, roofs: list[Roof] | None = None) -> list[Point]:
             if not ms:
                 continue  # a failed rung has no throughput, so no point
             p = prof.get(rec["kernel"])
-            measured = p is not None and p.get("ai")
-            ai = p["ai"] if measured else rec["model"]["ai_flop_per_byte"]
+            # measured bytes over the rung's own FLOPs (2·M·N·K): ncu's FP32 instruction counters do not
+            # see tensor-core work, so a TF32/BF16 GEMM would land at the AI of its epilogue
+            measured = p is not None and bool(p.get("dram_bytes"))
+            ai = rec["flops"] / p["dram_bytes"] if measured else rec["model"]["ai_flop_per_byte"]
             roof = roof_name(rec.get("precision", "fp32"), roofs)
             pts.append(Point(rec["kernel"], ai, rec["flops"] / (ms * 1e-3), "ncu" if measured else "model", roof))
     for rec in (doc.get("bench") or {}).get("rows", []):

@@ -19,7 +19,8 @@ def points_table(rl: Roofline) -> Table:
     if rl.measured_flops:
         ceilings.append(f"measured FMA rate {rl.measured_flops / 1e12:,.1f} TFLOP/s")
     notes = [f"Memory slope: {rl.bandwidth_label}; " + "; ".join(ceilings) + ".",
-             ("AI source 'ncu' = FP32 FLOPs / DRAM bytes measured by Nsight Compute; 'model' = the rung's traffic "
+             ("AI source 'ncu' = the kernel's FLOPs (2·M·N·K for a GEMM rung) / DRAM bytes measured by Nsight Compute; "
+              "'model' = the rung's traffic "
               "model (no cache reuse counted). % of attainable = achieved / min(roof, AI × memory bandwidth).")]
     notes += [f"{p.label}: {p.note}" for p in rl.points if p.note]
     return Table("Roofline points (P9)", ["kernel", "AI FLOP/B", "AI source", "TFLOP/s", "roof", "ridge FLOP/B",
