@@ -62,7 +62,8 @@ def main() -> None:
     for blk, warps in ((32, 4), (64, 4), (64, 8), (128, 8), (128, 16)):
         def tr(blk=blk, warps=warps):
             ptr = cp.cuda.get_current_stream().ptr
-            # CuPy's null stream is torch's default stream; ExternalStream(0) is not (run 1 timed 15 TB/s)
+            # the harness glue's mapping (rooflab.cuda.triton_gemm); run 1, through ExternalStream(0), timed an
+            # impossible 15 TB/s, cause not established
             with torch.cuda.stream(torch.cuda.default_stream() if ptr == 0 else torch.cuda.ExternalStream(ptr)):
                 triton_kernels.transpose[(triton_cdiv(n, blk), triton_cdiv(n, blk))](tb, tbt, n, n, BLOCK=blk,
                                                                                       num_warps=warps)
