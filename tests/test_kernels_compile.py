@@ -61,7 +61,7 @@ def _compile(job, outdir: Path) -> tuple[str, subprocess.CompletedProcess, Path]
     snap.write_text(source)
     target = "-gencode=arch=compute_90a,code=sm_90a" if arch == "sm_90a" else f"-arch={arch}"
     cubin = outdir / f"{stem}.cubin"
-    cmd = [NVCC, target, "-std=c++17", "-cubin", "-Xptxas", "-v", f"-I{f.parent}", *opts,
+    cmd = [NVCC, target, "-std=c++17", "-cubin", "-Xptxas", "-v", f"-I{f.parent}", f"-I{PKG / 'include'}", *opts,
            "-o", str(cubin), str(snap)]
     return source, subprocess.run(cmd, capture_output=True, text=True, timeout=120), cubin
 
@@ -206,7 +206,7 @@ def test_parse_ptxas_flags_spills():
 
 
 def test_every_cu_file_ships_in_the_wheel(tmp_path):
-    """Build the wheel for real and look inside: every .cu kernel and the results schema must be
+    """Build the wheel for real and look inside: every .cu kernel, the header they include and the results schema must be
     there, or an installed rooflab cannot compile its kernels or check a results file.
     Takes a few seconds (no build isolation: setuptools and wheel come with the test extra). Built
     from a copy of the sources, so no build/ folder left in the checkout can add or hide a file."""
@@ -224,7 +224,38 @@ def test_every_cu_file_ships_in_the_wheel(tmp_path):
     assert len(wheels) == 1, list(dist.iterdir())
     with zipfile.ZipFile(wheels[0]) as zf:
         names = set(zf.namelist())
-    expected = {f"rooflab/{_rel(f)}" for f in CU_FILES} | {"rooflab/schema/results.schema.json", "rooflab/py.typed"}
+    headers = {f"rooflab/{_rel(f)}" for f in PKG.glob("include/*.cuh")}
+    assert headers, "the kernels' shared header is missing from the sources"
+    expected = ({f"rooflab/{_rel(f)}" for f in CU_FILES} | headers
+                | {"rooflab/schema/results.schema.json", "rooflab/py.typed"})
     missing = sorted(expected - names)
     assert not missing, f"not in {wheels[0].name}: {missing}"
     assert "rooflab/cli.py" in names
+
+
+def test_nvrtc_gets_the_shared_header_folder_for_package_kernels(monkeypatch, tmp_path):
+    """The tensor-core kernels #include "ptx.cuh": rooflab's NVRTC compile must put include/ on the
+    path for the package's kernels (and leave a user's kernel's options alone)."""
+    from rooflab.cuda import compile as comp
+
+    seen = []
+
+    class FakeModule:
+        def __init__(self, code, options, name_expressions):
+            seen.append((code, options))
+
+        def compile(self):
+            pass
+
+    monkeypatch.setattr(comp, "cupy", lambda: type("cp", (), {"RawModule": FakeModule}))
+    comp._module.cache_clear()
+    comp._module("rungs/mma_tf32.cu", (), ("-arch=sm_90a",))
+    user = tmp_path / "k.cu"
+    user.write_text("extern \"C\" __global__ void k() {}\n")
+    comp._module(str(user), (), ())
+    comp._module.cache_clear()
+    (code, opts), (_, user_opts) = seen
+    assert '#include "ptx.cuh"' in code
+    inc = [o[2:] for o in opts if o.startswith("-I")]
+    assert len(inc) == 1 and (Path(inc[0]) / "ptx.cuh").is_file() and opts[-1] == "-arch=sm_90a"
+    assert not any(o.startswith("-I") for o in user_opts)

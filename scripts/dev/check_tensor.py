@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "rooflab"
+INCLUDE = f"-I{SRC / 'include'}"  # include/ptx.cuh
 GUARD = 1024
 SENTINEL = np.float32(-7.25e33)
 TOL = 1e-5
@@ -151,7 +152,7 @@ class Compiled:
         key = (meta["file"], target)
         if key not in _MODULES:
             code = (SRC / meta["file"]).read_text()
-            mod = cp.RawModule(code=code, options=("-std=c++17", f"-arch={target}"))
+            mod = cp.RawModule(code=code, options=("-std=c++17", INCLUDE, f"-arch={target}"))
             mod.compile()
             _MODULES[key] = mod
         self.fn = _MODULES[key].get_function(meta["name"])
@@ -387,7 +388,7 @@ def main() -> int:
     print("\n== peak kernels (register-only MMA chains)")
     peak_code = (SRC / "ceilings" / "tensor_peak.cu").read_text()
     try:
-        pmod = cp.RawModule(code=peak_code, options=("-std=c++17", f"-arch={arch}"))
+        pmod = cp.RawModule(code=peak_code, options=("-std=c++17", INCLUDE, f"-arch={arch}"))
         pmod.compile()
         blocks = 8 * props["multiProcessorCount"]
         out = cp.empty(blocks * 256, dtype=cp.float32)
@@ -405,7 +406,7 @@ def main() -> int:
         print(f"tensor_peak.cu: FAILED to compile: {exc.__class__.__name__}: {str(exc)[:2000]}")
     if "wgmma_peak_bf16" in peak_code and cc == "90":
         try:
-            wmod = cp.RawModule(code=peak_code, options=("-std=c++17", "-arch=sm_90a"))
+            wmod = cp.RawModule(code=peak_code, options=("-std=c++17", INCLUDE, "-arch=sm_90a"))
             wmod.compile()
             blocks = 2 * props["multiProcessorCount"]
             out = cp.empty(blocks * 128, dtype=cp.float32)

@@ -26,13 +26,19 @@ def read_source(relpath: str) -> str:
     return ref.read_text()
 
 
+def include_dir() -> str:
+    """The folder of the headers the package's kernels include (include/ptx.cuh)."""
+    return str(resources.files("rooflab").joinpath("include"))
+
+
 @functools.cache
 def _module(relpath: str, name_expressions: tuple[str, ...], options: tuple[str, ...]):
     cp = cupy()
     code = read_source(relpath)
+    includes = () if Path(relpath).is_absolute() else (f"-I{include_dir()}",)
     try:
         with cuda_call(relpath, "NVRTC compile"):
-            mod = cp.RawModule(code=code, options=("-std=c++17", *options),
+            mod = cp.RawModule(code=code, options=("-std=c++17", *includes, *options),
                                name_expressions=name_expressions or None)
             mod.compile()
     except KernelError as exc:

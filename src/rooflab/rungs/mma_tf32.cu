@@ -26,6 +26,8 @@
 // MM_TF32_SMEM = 156672 bytes (> 48 KB: set max_dynamic_shared_size_bytes).
 // sm_75 has no TF32 mma: the body compiles empty there and the rung is skipped.
 
+#include "ptx.cuh"  // the inline-PTX wrappers shared by the tensor-core kernels (include/ptx.cuh)
+
 #define BM 128
 #define BN 256
 #define BK 32
@@ -48,36 +50,8 @@
 #define MM_TF32_SMEM (STAGES * (A_STAGE + B_STAGE) * 4)
 
 #if __CUDA_ARCH__ >= 800
-__device__ __forceinline__ unsigned smem_u32(const void* p)
-{
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
 
 // 16-byte copy; src_bytes = 0 writes 16 zero bytes and reads nothing
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void cp_async4(unsigned dst, const void* src, int src_bytes)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr)
-                 : "memory");
-}
 
 __device__ __forceinline__ unsigned to_tf32(unsigned x)
 {

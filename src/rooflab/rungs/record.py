@@ -127,7 +127,10 @@ class Rung:
     block: tuple[int, int, int] = (16, 16, 1)
     grid: Grid | None = None
     precision: str = "fp32"  # which roof judges it: "fp32" CUDA cores; "tf32", "bf16", "3xtf32" tensor cores
-    normwise_tol: float = 1e-5  # FP32 accumulation over K=4096 lands near 1e-6
+    # None: by precision. FP32-accurate rungs (CUDA cores; 3xTF32 with its round-to-nearest flushes)
+    # 1e-5, FP32 accumulation over K=4096 lands near 1e-6; TF32/BF16 rungs sum in the tensor core's
+    # truncating accumulator: TENSOR_TOL
+    normwise_tol: float | None = None
     inputs: str = "fp32"  # what A and B are: "fp32" arrays, or "bf16" (uint16 bit patterns)
     # the check's reference: the float64 product of the inputs rounded as the kernel reads them
     # ("tf32", "bf16"), so the check measures the kernel and not the input rounding; the error
@@ -164,6 +167,10 @@ class Rung:
     paragraphs: tuple[tuple[str, str, Transition], ...] = ()
     # ratios the seed asks for, time(other) / time(this): (other rung, label)
     ratios: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self):
+        if self.normwise_tol is None:
+            object.__setattr__(self, "normwise_tol", 1e-5 if self.precision in ("fp32", "3xtf32") else TENSOR_TOL)
 
     def flops(self, m: int, n: int, k: int) -> float:
         return 2.0 * m * n * k

@@ -3,7 +3,7 @@ and BF16 on wgmma (sm_90a); cuBLAS's TF32 and BF16 beside them. Each is judged a
 of the unit it uses, and checked against the float64 product of its inputs rounded the way it
 reads them. Kernels: a 1-D grid with grouped rasterisation; block tiles per record."""
 
-from rooflab.rungs.record import TENSOR_TOL, Rung, Step, Variant, cdiv
+from rooflab.rungs.record import Rung, Step, Variant, cdiv
 
 
 def _loads(bm: int, bn: int) -> float:
@@ -100,7 +100,7 @@ def _sgemm_to_3xtf32(s: Step) -> str:
 MMA_TF32 = Rung(
     name="mma_tf32", title="mma.sync TF32", stage="tensor cores", precision="tf32", rounding="tf32",
     source="rungs/mma_tf32.cu", kernel="mm_tf32", block=(256, 1, 1), grid=_grid, shared_mem=156672,
-    loads_per_fma=_TILE_LOADS, normwise_tol=TENSOR_TOL, requires_cc=(8, 0),
+    loads_per_fma=_TILE_LOADS, requires_cc=(8, 0),
     explain="TF32 tensor cores through mma.sync m16n8k8: FP32 inputs rounded to TF32 (10 mantissa bits, cvt.rna), "
             "FP32 accumulation; a 3-stage cp.async ring feeds ldmatrix/LDS fragments from padded shared memory.",
 )
@@ -144,10 +144,8 @@ WGMMA_TF32 = Rung(
     source="rungs/wgmma_tf32.cu", kernel=_WGT_VARIANTS[0].kernel, block=_WGT_VARIANTS[0].block,
     grid=_WGT_VARIANTS[0].grid, shared_mem=_WGT_VARIANTS[0].shared_mem, loads_per_fma=_loads(192, 256),
     requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), variants=_WGT_VARIANTS, staging="tf32",
-    # the accumulator stays in the wgmma chain, whose FP32 accumulation truncates: about 1e-5 at
-    # K=4096, growing with K (cuBLAS TF32: 1.4e-5). A kernel that truncated its inputs instead of
-    # rounding them lands near 1e-3, a wrong fragment layout near 1: both still fail
-    normwise_tol=TENSOR_TOL,
+    # tolerance TENSOR_TOL (the record's default for TF32): the accumulator stays in the wgmma chain,
+    # whose FP32 accumulation truncates (9.6e-6 at K=4096, growing with K; cuBLAS TF32 1.4e-5)
     explain="TF32 on Hopper's warpgroup MMA with the BF16 rung's data path: a pre-pass (timed with the GEMM) "
             "rounds A to TF32 (cvt.rna) and writes B transposed and rounded, so both operands are K-major as "
             "TF32 wgmma requires; three warpgroups then issue m64n256k8 on 128-byte-swizzled shared memory "
@@ -168,15 +166,15 @@ CUBLAS_TF32 = Rung(
 MMA_BF16 = Rung(
     name="mma_bf16", title="mma.sync BF16", stage="tensor cores", precision="bf16", inputs="bf16", rounding="bf16",
     source="rungs/mma_bf16.cu", kernel="mm_bf16", block=(256, 1, 1), grid=_grid, shared_mem=108544,
-    loads_per_fma=_TILE_LOADS, normwise_tol=TENSOR_TOL, requires_cc=(8, 0),
+    loads_per_fma=_TILE_LOADS, requires_cc=(8, 0),
     explain="BF16 inputs, FP32 accumulation, mma.sync m16n8k16 with ldmatrix (.trans for B) from conflict-free "
             "padded shared memory and a 4-stage cp.async ring.",
 )
 WGMMA_BF16 = Rung(
     name="wgmma_bf16", title="wgmma BF16 (Hopper)", stage="tensor cores", precision="bf16", inputs="bf16",
     rounding="bf16", source="rungs/wgmma_bf16.cu", kernel=_WGB_VARIANTS[0].kernel, block=_WGB_VARIANTS[0].block,
-    grid=_WGB_VARIANTS[0].grid, shared_mem=_WGB_VARIANTS[0].shared_mem, loads_per_fma=_loads(192, 256), normwise_tol=TENSOR_TOL, requires_cc=(9, 0), exact_cc=True,
-    options=("-arch=sm_90a",),
+    grid=_WGB_VARIANTS[0].grid, shared_mem=_WGB_VARIANTS[0].shared_mem, loads_per_fma=_loads(192, 256),
+    requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",),
     variants=_WGB_VARIANTS,
     explain="Hopper's warpgroup MMA: three warpgroups (a 192×256 tile) each issue wgmma m64n256k16 on operands in "
             "128-byte-swizzled shared memory (a 3- or 4-stage cp.async ring), so a whole 64×256 tile's products "
@@ -191,7 +189,7 @@ WGMMA_BF16 = Rung(
 CUBLAS_BF16 = Rung(
     name="cublas_bf16", title="cuBLAS BF16", stage="tensor cores (ceiling)", precision="bf16", inputs="bf16",
     rounding="bf16", launcher="rooflab.cuda.cublas:gemm_bf16", loads_per_fma=None, block=(0, 0, 0),
-    normwise_tol=TENSOR_TOL, requires_cc=(8, 0),
+    requires_cc=(8, 0),
     explain="cublasGemmEx on BF16 inputs with FP32 accumulation (CUBLAS_COMPUTE_32F): the BF16 rungs' peer.",
     paragraphs=(("wgmma_bf16", "wgmma BF16 vs cuBLAS BF16", _vs_library("BF16")),),
     ratios=(("wgmma_bf16", "time_wgmma BF16 / time_cuBLAS BF16"),

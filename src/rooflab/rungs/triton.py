@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rooflab.rungs.record import TENSOR_TOL, Rung, Step, Variant
+from rooflab.rungs.record import Rung, Step, Variant
 
 LAUNCHER = "rooflab.cuda.triton_gemm:launcher"
 NEEDS = ("triton", "torch")
@@ -147,7 +147,7 @@ TRITON_FP32 = Rung(
 )
 TRITON_TF32 = Rung(
     name="triton_tf32", title="Triton TF32", precision="tf32", rounding="tf32_trunc", launcher=TF32_VARIANTS[0].launcher,
-    variants=TF32_VARIANTS, requires_cc=(8, 0), normwise_tol=TENSOR_TOL, **_COMMON,
+    variants=TF32_VARIANTS, requires_cc=(8, 0), **_COMMON,
     paragraphs=(("cublas_tf32", "cuBLAS TF32 vs Triton TF32", _vs_cublas("TF32")),),
     ratios=(("cublas_tf32", "time_cuBLAS TF32 / time_Triton TF32"),),
     explain="tl.dot on FP32 tiles with input_precision=\"tf32\": the tensor core reads the FP32 bits as TF32, "
@@ -167,7 +167,7 @@ TRITON_TF32X3 = Rung(
 )
 TRITON_BF16 = Rung(
     name="triton_bf16", title="Triton BF16", precision="bf16", inputs="bf16", rounding="bf16",
-    launcher=BF16_VARIANTS[0].launcher, variants=BF16_VARIANTS, requires_cc=(8, 0), normwise_tol=TENSOR_TOL,
+    launcher=BF16_VARIANTS[0].launcher, variants=BF16_VARIANTS, requires_cc=(8, 0),
     **_COMMON,
     paragraphs=(("cublas_bf16", "cuBLAS BF16 vs Triton BF16", _vs_cublas("BF16")),),
     ratios=(("cublas_bf16", "time_cuBLAS BF16 / time_Triton BF16"),),
