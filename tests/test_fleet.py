@@ -17,18 +17,11 @@ from typing import ClassVar
 import pytest
 
 from rooflab.errors import UsageError
-from rooflab.fleet import (
-    inventory,
-    launcher,
-    layout,
-    merge,
-    nccl_math,
-    orchestrate,
-    outliers,
-    safety,
-    topology,
-)
-from rooflab.fleet.summary import summarize_gpu
+from rooflab.cuda import inventory
+from rooflab.cuda import safe_env as safety
+from rooflab.fleet import allreduce, launcher, layout, merge, orchestrate
+from rooflab.model.fleet import nccl_math, outliers, topology
+from rooflab.model.fleet.summary import summarize_gpu
 from rooflab.report import fleet as render
 
 DATA = Path(__file__).parent / "data"
@@ -507,7 +500,7 @@ def test_torch_fallback_ranks_also_start_with_nvls_off(fake_node, tmp_path):
     from rooflab.measure import collectives
 
     cfg = collectives.AllreduceConfig(min_bytes=1024, max_bytes=4096, factor=4, reps=2)
-    sec = collectives.run_torch_group(cfg, 4, str(tmp_path / "ar.json"), str(tmp_path / "logs"), timeout_s=5)
+    sec = allreduce.run_torch_group(cfg, 4, str(tmp_path / "ar.json"), str(tmp_path / "logs"), timeout_s=5)
     assert sec == {"available": False, "reason": "fake"}  # what the fake rank 0 wrote
     ranks = [(c, e) for c, e in fake_node.calls if c[3] == "torch-allreduce-rank"]
     assert sorted(int(c[c.index("--rank") + 1]) for c, _ in ranks) == [0, 1, 2, 3]
@@ -525,8 +518,9 @@ def test_stale_rank_files_are_ignored(fake_node, tmp_path):
 
 
 # the fleet code starts processes in exactly one place, and never touches multicast
-FLEET_FILES = [*sorted((SRC / "fleet").glob("*.py")), SRC / "cli_fleet.py", SRC / "measure" / "links.py",
-               SRC / "measure" / "collectives.py", SRC / "report" / "fleet.py"]
+FLEET_FILES = [*sorted((SRC / "fleet").glob("*.py")), *sorted((SRC / "model" / "fleet").glob("*.py")),
+               SRC / "cli_fleet.py", SRC / "cuda" / "inventory.py", SRC / "cuda" / "safe_env.py",
+               SRC / "measure" / "links.py", SRC / "measure" / "collectives.py", SRC / "report" / "fleet.py"]
 
 
 @pytest.mark.parametrize("path", FLEET_FILES, ids=lambda p: p.name)

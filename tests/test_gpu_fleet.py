@@ -63,7 +63,7 @@ def test_the_checker_catches_a_wrong_copy():
 
 @needs_two
 def test_short_allreduce_sums_right():
-    from rooflab.fleet import nccl_math
+    from rooflab.model.fleet import nccl_math
     from rooflab.measure import collectives
 
     sec = collectives.run(collectives.AllreduceConfig(min_bytes=1024, max_bytes=4 * MiB, factor=4, reps=3, warmup=1))

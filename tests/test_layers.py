@@ -34,6 +34,9 @@ def test_layer_rules_hold():
     ("report/table.py", "from rooflab.measure import gemm", "never touch CUDA"),
     ("model/ridge.py", "import matplotlib", "draws nothing"),
     ("cuda/timing.py", "from rooflab import lab", "top to bottom"),
+    ("model/fleet/summary.py", "from rooflab.fleet import spawn", "never touch CUDA"),
+    ("measure/links.py", "from rooflab.fleet import orchestrate", "top to bottom"),
+    ("fleet/merge.py", "from rooflab import cli_fleet", "top to bottom"),
 ])
 def test_a_planted_break_is_caught(tmp_path, module, line, contract):
     shutil.copytree(ROOT / "src" / "rooflab", tmp_path / "rooflab")
@@ -42,3 +45,13 @@ def test_a_planted_break_is_caught(tmp_path, module, line, contract):
     proc = lint(tmp_path)
     assert proc.returncode != 0
     assert contract in proc.stdout and "BROKEN" in proc.stdout
+
+
+def test_no_process_rooflab_starts_runs_a_command_line_module():
+    """The worker processes run `rooflab.fleet.worker`, which imports no CLI module."""
+    from rooflab.fleet import spawn
+
+    cmd = spawn.worker_cmd("worker")
+    assert cmd[1:3] == ["-m", "rooflab.fleet.worker"]
+    text = (ROOT / "src" / "rooflab" / "fleet" / "worker.py").read_text()
+    assert "rooflab.cli" not in text and "rooflab import cli" not in text

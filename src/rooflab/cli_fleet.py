@@ -1,9 +1,8 @@
 """`rooflab fleet ...`: many GPUs, one node or many. Only this module (and cli.py)
 prints or exits.
 
-Wire it into the main command line with `register(cli)` (cli_fleet.register adds the
-`fleet` group). Until then, and for the processes rooflab starts itself, it runs as
-`python -m rooflab.cli_fleet ...`.
+`register(cli)` adds the `fleet` group to rooflab's command line; the processes a fleet run
+starts are `python -m rooflab.fleet.worker ...`, never this module.
 
     fleet report      every GPU measured by its own process, links, all-reduce, one merged document
     fleet merge DIR   merge the per-GPU documents a run left in DIR (again, or with a baseline)
@@ -24,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from rooflab.fleet.safety import apply_safe_env
+from rooflab.cuda.safe_env import apply_safe_env
 
 apply_safe_env()  # before anything here can load NCCL, and inherited by every child
 
@@ -103,7 +102,7 @@ def _show_doc(doc: dict, fmt: str, out_file: str | None) -> None:
 
 
 def _references() -> dict:
-    from rooflab.fleet import reference
+    from rooflab.model.fleet import reference
 
     return {"torch_2xh200": reference.TORCH_2XH200}
 
@@ -121,7 +120,7 @@ def _select_here(devices: str | None) -> None:
         return
     from rooflab.errors import UsageError
     from rooflab.fleet import orchestrate
-    from rooflab.fleet.inventory import select
+    from rooflab.cuda.inventory import select
 
     if "cupy" in sys.modules:
         raise UsageError("--devices must be chosen before CUDA is initialised in this process")
@@ -307,7 +306,7 @@ def allreduce_cmd(devices, min_size, max_size, factor, reps, fmt, out_file):
     """NCCL all-reduce bus bandwidth against message size (nccl-tests' algbw/busbw),
     every size checked for the right sum on every GPU before it is timed."""
     from rooflab import results
-    from rooflab.fleet import layout
+    from rooflab.fleet import allreduce, layout
     from rooflab.measure import collectives
 
     _check_fmt(fmt, out_file)
@@ -316,7 +315,7 @@ def allreduce_cmd(devices, min_size, max_size, factor, reps, fmt, out_file):
     cfg.validate()
     _select_here(devices)
     with _status("all-reduce") as say:
-        sec = _allreduce_with_fallback(cfg, say, log_dir=".")
+        sec = allreduce.measure_with_fallback(cfg, say, log_dir=".")
     doc = results.new_document(results.command_line(), None)
     doc["fleet"] = {"gpus": {}, "links": {}, "allreduce": {layout.hostname(): sec}, "outliers": [], "medians": {},
                     "config": {}, "references": _references()}
@@ -325,154 +324,6 @@ def allreduce_cmd(devices, min_size, max_size, factor, reps, fmt, out_file):
     _emit(doc, render.allreduce_tables(doc), [], fmt, out_file)
     if not sec.get("available") or any(not r.get("verified") for r in sec.get("rows") or []):
         sys.exit(1)
-
-
-def _allreduce_with_fallback(cfg, say, log_dir: str, out_hint: str | None = None) -> dict:
-    """CuPy's NCCL in this process; else torch.distributed ranks; else 'not available'."""
-    from rooflab.measure import collectives
-
-    sec = collectives.run(cfg, say)
-    if sec.get("available") or "NCCL not available" not in (sec.get("reason") or ""):
-        return sec
-    why_torch = collectives.torch_reason()
-    if why_torch:
-        sec["reason"] += f"; no torch fallback: {why_torch}"
-        return sec
-    import torch
-
-    n = torch.cuda.device_count()
-    if n < 2:
-        sec["reason"] += f"; torch sees {n} GPU"
-        return sec
-    say(f"CuPy has no NCCL here: torch.distributed, {n} ranks")
-    out = out_hint or os.path.join(log_dir, "torch_allreduce.json")
-    return collectives.run_torch_group(cfg, n, out + ".torch.json", log_dir, timeout_s=600)
-
-
-# ---------------------------------------------------------------- processes rooflab starts itself
-
-def _write(path: str, section: dict) -> None:
-    from rooflab import results
-
-    results.write_atomic(path, results.dumps(section))
-
-
-def _guarded(path: str, fn) -> None:
-    """Run a node step; its section (or its error) goes to `path`."""
-    try:
-        section = fn()
-    except Exception as exc:
-        _write(path, {"available": False, "error": f"{exc.__class__.__name__}: {' '.join(str(exc).split())}"})
-        raise
-    _write(path, section)
-
-
-def measure_one(*, out_json: str, report_dir: str, host: str, index: int | None, uuid: str | None, quick: bool,
-                n: int, profile: bool, render: bool) -> dict:
-    """One GPU's part of a fleet run: the lab report (lab.run) on the one GPU this process
-    sees (the parent set CUDA_VISIBLE_DEVICES to it), plus who the GPU is (UUID, serial,
-    PCI bus id from NVML) and where it sits (host, nvidia-smi index). Writes out_json,
-    then (best effort) the GPU's own report in report_dir."""
-    from rooflab import lab, results
-    from rooflab.errors import NoGPUError
-    from rooflab.fleet import inventory
-
-    before = inventory.read_one(uuid=uuid) if uuid else None
-    doc = lab.run(lab.ReportConfig(out_dir=report_dir, n=n, quick=quick, profile=profile),
-                  on_step=lambda s: _say(f"step {s}"), progress=_say)
-    dev = doc.get("device") or {}
-    if dev.get("spec_only"):  # lab.run falls back to the spec-only report where it finds no GPU
-        raise NoGPUError(f"GPU {index} ({uuid}): {(doc.get('report') or {}).get('no_gpu') or 'no GPU found'}")
-    after = inventory.read_one(uuid=uuid, pci_bus_id=dev.get("pci_bus_id"))
-    inv = after or before or {}
-    doc["fleet_gpu"] = {
-        "uuid": uuid or inv.get("uuid"), "host": host, "index": index if index is not None else inv.get("index"),
-        "serial": inv.get("serial"),
-        "pci_bus_id": inv.get("pci_bus_id") or inventory.normalize_bus_id(dev.get("pci_bus_id")),
-        "name": inv.get("name") or dev.get("name"), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-        "nvml": inventory.nvml_status() or "ok", "inventory_before": before, "inventory_after": after,
-        "config": {"quick": quick, "n": n, "profile": profile, "report_dir": report_dir},
-    }
-    results.write_atomic(out_json, results.dumps(doc))
-    if render:
-        try:
-            doc["fleet_gpu"]["report_files"] = lab.write_outputs(doc, report_dir)
-        except Exception as exc:  # noqa: BLE001 (the report is a convenience; the document is the result)
-            doc["fleet_gpu"]["render_error"] = f"{exc.__class__.__name__}: {exc}"
-            _say(f"per-GPU report not rendered: {doc['fleet_gpu']['render_error']}")
-        results.write_atomic(out_json, results.dumps(doc))
-    return doc
-
-
-@fleet.command("worker", hidden=True)
-@click.option("--out", "out_json", required=True)
-@click.option("--report-dir", required=True)
-@click.option("--host", required=True)
-@click.option("--index", type=int, default=None)
-@click.option("--uuid", default=None)
-@click.option("--quick", is_flag=True)
-@click.option("--n", type=int, default=4096)
-@click.option("--profile", is_flag=True)
-@click.option("--no-render", is_flag=True)
-def worker_cmd(out_json, report_dir, host, index, uuid, quick, n, profile, no_render):
-    """One GPU's lab report (CUDA_VISIBLE_DEVICES names the GPU)."""
-    measure_one(out_json=out_json, report_dir=report_dir, host=host, index=index, uuid=uuid, quick=quick, n=n,
-                profile=profile, render=not no_render)
-    _say(f"wrote {out_json}")
-
-
-@fleet.command("node-links", hidden=True)
-@click.option("--out", "out_json", required=True)
-@click.option("--size", type=int, required=True)
-@click.option("--reps", type=int, default=20)
-def node_links_cmd(out_json, size, reps):
-    from rooflab.measure import links
-
-    _guarded(out_json, lambda: links.run(links.LinksConfig(nbytes=size, reps=reps), _say))
-
-
-@fleet.command("node-allreduce", hidden=True)
-@click.option("--out", "out_json", required=True)
-@click.option("--min", "min_bytes", type=int, required=True)
-@click.option("--max", "max_bytes", type=int, required=True)
-@click.option("--factor", type=int, default=2)
-@click.option("--reps", type=int, default=20)
-def node_allreduce_cmd(out_json, min_bytes, max_bytes, factor, reps):
-    from rooflab.measure import collectives
-
-    cfg = collectives.AllreduceConfig(min_bytes=min_bytes, max_bytes=max_bytes, factor=factor, reps=reps)
-    logs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(out_json))), "logs")
-    _guarded(out_json, lambda: _allreduce_with_fallback(cfg, _say, logs, out_hint=out_json))
-
-
-@fleet.command("node-torch-peer", hidden=True)
-@click.option("--out", "out_json", required=True)
-@click.option("--size", type=int, required=True)
-@click.option("--reps", type=int, default=20)
-def node_torch_peer_cmd(out_json, size, reps):
-    from rooflab.measure import links
-
-    _guarded(out_json, lambda: links.torch_peer(size, reps))
-
-
-@fleet.command("torch-allreduce-rank", hidden=True)
-@click.option("--rank", type=int, required=True)
-@click.option("--world", type=int, required=True)
-@click.option("--port", type=int, required=True)
-@click.option("--out", "out_json", required=True)
-@click.option("--min", "min_bytes", type=int, required=True)
-@click.option("--max", "max_bytes", type=int, required=True)
-@click.option("--factor", type=int, default=2)
-@click.option("--reps", type=int, default=20)
-@click.option("--warmup", type=int, default=5)
-def torch_rank_cmd(rank, world, port, out_json, min_bytes, max_bytes, factor, reps, warmup):
-    from rooflab.measure import collectives
-
-    cfg = collectives.AllreduceConfig(min_bytes=min_bytes, max_bytes=max_bytes, factor=factor, reps=reps,
-                                      warmup=warmup)
-    sec = collectives.run_torch_rank(cfg, rank, world, port)
-    if sec is not None:
-        _write(out_json, sec)
 
 
 # ---------------------------------------------------------------- wiring

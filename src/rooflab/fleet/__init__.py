@@ -7,6 +7,6 @@ created, so it must be set before any NCCL call, and every process rooflab start
 gets the same variables explicitly (`safety.child_env`).
 """
 
-from rooflab.fleet.safety import apply_safe_env
+from rooflab.cuda.safe_env import apply_safe_env
 
 apply_safe_env()

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rooflab import results
-from rooflab.fleet import layout, outliers, reference
-from rooflab.fleet.summary import FIGURES, summarize_gpu
+from rooflab.fleet import layout
+from rooflab.model.fleet import outliers, reference
+from rooflab.model.fleet.summary import FIGURES, summarize_gpu
 
 NODE_KIND = "rooflab-fleet-node"
 

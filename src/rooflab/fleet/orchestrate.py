@@ -1,7 +1,7 @@
 """Running a fleet report: who measures what, in which process, in which order.
 
 Per-GPU measurements are independent: each GPU gets its own process
-(`python -m rooflab.cli_fleet worker`, CUDA_VISIBLE_DEVICES set to that GPU's UUID),
+(`python -m rooflab.fleet.worker worker`, CUDA_VISIBLE_DEVICES set to that GPU's UUID),
 all at once. Link and collective measurements need every GPU of a node and run after
 them, alone, each in its own process too (a hung NCCL call is ended by its timeout
 and cannot take the report down with it).
@@ -28,7 +28,8 @@ from pathlib import Path
 
 from rooflab import results
 from rooflab.errors import NoGPUError, UsageError
-from rooflab.fleet import inventory, launcher, layout, merge, spawn
+from rooflab.cuda import inventory
+from rooflab.fleet import launcher, layout, merge, spawn
 from rooflab.fleet.layout import FleetError
 
 MiB = 2**20
@@ -128,7 +129,7 @@ def start_worker(cfg: FleetConfig, host: str, gpu: dict) -> tuple[spawn.Child, P
     if gpu.get("uuid"):
         args += ["--uuid", gpu["uuid"]]
     out.unlink(missing_ok=True)  # a stale document must not pass for this run's
-    child = spawn.start(f"gpu{gpu['index']}", spawn.rooflab_cmd(*args, *cfg.worker_args()),
+    child = spawn.start(f"gpu{gpu['index']}", spawn.worker_cmd(*args, *cfg.worker_args()),
                         log=layout.log_path(root, layout.gpu_stem(host, gpu["index"])), env_extra=cuda_env([gpu]))
     return child, out
 
@@ -146,7 +147,7 @@ def _node_step(cfg: FleetConfig, host: str, gpus: list[dict], step: str, args: l
     root = Path(cfg.out_dir)
     out = Path(root) / layout.NODES / f"{layout.safe(host)}.{step}.json"
     out.unlink(missing_ok=True)
-    child = spawn.run(step, spawn.rooflab_cmd(step, "--out", str(out), *args),
+    child = spawn.run(step, spawn.worker_cmd(step, "--out", str(out), *args),
                       log=layout.log_path(root, f"{layout.safe(host)}__{step}"), timeout_s=cfg.step_timeout_s,
                       env_extra=cuda_env(gpus))
     rec = child.record()

@@ -17,14 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rooflab.fleet.safety import child_env
+from rooflab.cuda.safe_env import child_env
 
-FLEET_MODULE = "rooflab.cli_fleet"
+WORKER_MODULE = "rooflab.fleet.worker"
 
 
-def rooflab_cmd(*args: str) -> list[str]:
-    """`python -m rooflab.cli_fleet ARGS`: works whether or not `fleet` is wired into `rooflab`."""
-    return [sys.executable, "-m", FLEET_MODULE, *args]
+def worker_cmd(*args: str) -> list[str]:
+    """`python -m rooflab.fleet.worker ARGS`: one step of a fleet run in its own process."""
+    return [sys.executable, "-m", WORKER_MODULE, *args]
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """All-reduce bus bandwidth against message size, through NCCL (issue 12).
 
-nccl-tests' definitions (fleet.nccl_math): algbw = bytes / time, busbw = algbw x
+nccl-tests' definitions (model.fleet.nccl_math): algbw = bytes / time, busbw = algbw x
 2(n-1)/n. float32 sum, out of place. Each rank's send buffer holds (rank + 1) +
 (i mod 7) at element i, so the sum is n(n+1)/2 + n (i mod 7) exactly (small integers
 in float32); the receive buffers are poisoned with NaN, and every size is checked
@@ -11,7 +11,7 @@ slowest rank's; figures are medians.
 Backends, in order: CuPy's NCCL binding with one process driving every GPU here
 (ncclCommInitAll, calls between ncclGroupStart/End); else torch.distributed's NCCL
 backend, one subprocess per GPU; else a section that says NCCL is not available.
-NCCL_NVLS_ENABLE=0 is forced before any communicator exists (fleet.safety).
+NCCL_NVLS_ENABLE=0 is forced before any communicator exists (cuda.safe_env).
 """
 
 from __future__ import annotations
@@ -22,16 +22,14 @@ import datetime as dt
 import glob
 import importlib
 import os
-import socket
 import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
+from rooflab.cuda.safe_env import SAFE_ENV, apply_safe_env
 from rooflab.errors import RooflabError, UsageError
-from rooflab.fleet import nccl_math
-from rooflab.fleet.safety import SAFE_ENV, apply_safe_env
+from rooflab.model.fleet import nccl_math
 
 _NCCL_FLOAT32, _NCCL_SUM = 7, 0  # ncclFloat32, ncclSum
 
@@ -60,7 +58,7 @@ class AllreduceConfig:
         return nccl_math.sizes(self.min_bytes, self.max_bytes, self.factor)
 
 
-def _env() -> dict:
+def env_record() -> dict:
     return {k: os.environ.get(k) for k in SAFE_ENV}
 
 
@@ -126,7 +124,7 @@ def run(cfg: AllreduceConfig, progress: Callable[[str], None] | None = None) -> 
     try:
         nccl = load_nccl()
     except NcclUnavailable as exc:
-        return {"available": False, "reason": str(exc), "backend": "cupy.cuda.nccl", "env": _env()}
+        return {"available": False, "reason": str(exc), "backend": "cupy.cuda.nccl", "env": env_record()}
     from rooflab.cuda.gpu import cupy
     from rooflab.measure.links import describe_devices
 
@@ -134,7 +132,7 @@ def run(cfg: AllreduceConfig, progress: Callable[[str], None] | None = None) -> 
     n = cp.cuda.runtime.getDeviceCount()
     if n < 2:
         return {"available": False, "reason": f"{n} GPU visible: all-reduce needs at least 2",
-                "backend": "cupy.cuda.nccl", "env": _env()}
+                "backend": "cupy.cuda.nccl", "env": env_record()}
     f32 = getattr(nccl, "NCCL_FLOAT32", _NCCL_FLOAT32)
     op_sum = getattr(nccl, "NCCL_SUM", _NCCL_SUM)
     devs = list(range(n))
@@ -228,7 +226,7 @@ def run(cfg: AllreduceConfig, progress: Callable[[str], None] | None = None) -> 
         version = int(nccl.get_version())
     return {"available": True, "backend": "cupy.cuda.nccl", "nccl_version": version, "ranks": n,
             "devices": [{k: v for k, v in x.items() if k != "inventory"} for x in describe_devices(cp, n)],
-            "env": _env(), "config": asdict(cfg), "method": _method(cfg, "CuPy NCCL, ncclCommInitAll in one process"),
+            "env": env_record(), "config": asdict(cfg), "method": _method(cfg, "CuPy NCCL, ncclCommInitAll in one process"),
             "started": started, "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "rows": rows, "errors": errors}
 
@@ -304,36 +302,8 @@ def run_torch_rank(cfg: AllreduceConfig, rank: int, world: int, port: int) -> di
         version = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
     return {"available": True, "backend": "torch.distributed", "torch_version": torch.__version__,
             "nccl_version": version,
-            "ranks": world, "env": _env(), "config": asdict(cfg),
+            "ranks": world, "env": env_record(), "config": asdict(cfg),
             "method": _method(cfg, "torch.distributed NCCL backend, one process per GPU (in place; timed on a "
                                    "zero buffer, checked on the patterned one)"),
             "started": started, "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "rows": rows, "errors": errors}
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def run_torch_group(cfg: AllreduceConfig, n: int, out_json: str, log_dir: str, timeout_s: float) -> dict:
-    """Start `n` torch ranks (python -m rooflab.cli_fleet torch-allreduce-rank), wait,
-    and return rank 0's section (or why there is none)."""
-    from rooflab.fleet import spawn
-
-    port = free_port()
-    Path(out_json).unlink(missing_ok=True)
-    args = ["--world", str(n), "--port", str(port), "--out", out_json, "--min", str(cfg.min_bytes),
-            "--max", str(cfg.max_bytes), "--factor", str(cfg.factor), "--reps", str(cfg.reps),
-            "--warmup", str(cfg.warmup)]
-    kids = [spawn.start(f"torch-rank{r}", spawn.rooflab_cmd("torch-allreduce-rank", "--rank", str(r), *args),
-                        log=Path(log_dir) / f"torch_allreduce_rank{r}.log") for r in range(n)]
-    spawn.wait_all(kids, timeout_s)
-    if Path(out_json).is_file():
-        import json
-
-        return json.loads(Path(out_json).read_text())
-    why = "; ".join(f"rank {i}: rc {k.rc}{' (timed out)' if k.timed_out else ''}: "
-                    f"{spawn.log_tail(k.log, 2)}" for i, k in enumerate(kids))
-    return {"available": False, "backend": "torch.distributed", "reason": f"torch ranks failed: {why}", "env": _env()}

@@ -17,7 +17,7 @@ the first stream, make the second stream wait for it, and end on the first strea
 after it has waited for the second: the time of the slower direction. Figures are
 medians; GB/s = bytes moved (both directions counted) / time, 1e9 bytes/s.
 
-The link kind and its theoretical rate come from NVML (fleet.inventory, fleet.topology).
+The link kind and its theoretical rate come from NVML (cuda.inventory, model.fleet.topology).
 Run with CUDA_VISIBLE_DEVICES naming the node's GPUs; device ordinals in the
 section are this process's.
 """
@@ -32,9 +32,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from rooflab.cuda import inventory
+from rooflab.cuda.safe_env import apply_safe_env
 from rooflab.errors import UsageError
-from rooflab.fleet import inventory, topology
-from rooflab.fleet.safety import apply_safe_env
+from rooflab.model.fleet import topology
 
 SOURCE, KERNEL = "ceilings/peer_copy.cu", "peer_copy_uint4"
 _H2D, _D2H = 1, 2  # cudaMemcpyKind

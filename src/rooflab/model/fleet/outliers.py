@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from rooflab.fleet.summary import FIGURES, summarize_gpu
+from rooflab.model.fleet.summary import FIGURES, summarize_gpu
 
 DEFAULT_PCT = 5.0
 HOT_C = 85
