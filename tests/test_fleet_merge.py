@@ -13,6 +13,7 @@ from rooflab.report import fleet as render
 
 from fleet_fixtures import h200, scaled  # noqa: F401 (pytest fixtures)
 
+
 # ---------------------------------------------------------------- merging
 
 def test_summary_reads_the_recorded_h200(h200):

@@ -15,6 +15,7 @@ from rooflab.fleet import allreduce, launcher, layout, orchestrate
 
 from fleet_fixtures import SRC, fake_node, h200, shape_of  # noqa: F401 (pytest fixtures)
 
+
 # ---------------------------------------------------------------- NVLS off, and the whole flow with a fake Popen
 
 def test_safe_env_overrides_and_children_cannot_turn_it_back_on(monkeypatch):

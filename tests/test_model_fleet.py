@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from rooflab.fleet import merge
@@ -10,6 +9,7 @@ from rooflab.model.fleet import nccl_math, outliers, topology
 from rooflab.report import fleet as render
 
 from fleet_fixtures import four, gpus_of, h200, scaled  # noqa: F401 (pytest fixtures)
+
 
 # ---------------------------------------------------------------- outliers
 

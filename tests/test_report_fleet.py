@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-
 from rooflab.fleet import merge
 from rooflab.report import fleet as render
 
 from fleet_fixtures import allreduce_section, four, h200, links_section  # noqa: F401 (pytest fixtures)
+
 
 # ---------------------------------------------------------------- rendering
 
