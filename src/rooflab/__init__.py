@@ -3,12 +3,13 @@
 The Python API (see rooflab.api):
     rooflab.CudaKernel, rooflab.Callable, rooflab.Op   what to measure
     rooflab.bench(...)                                 check, time, profile -> rooflab.Result
+    with rooflab.trace() as t: ...                     every kernel a block launched -> t.table()
 """
 
 __version__ = "0.2.0"
 
 _API = {"CudaKernel": "rooflab.targets", "Callable": "rooflab.targets", "Op": "rooflab.ops.record",
-        "bench": "rooflab.api", "Result": "rooflab.api", "cdiv": "rooflab.rungs.record"}
+        "bench": "rooflab.api", "Result": "rooflab.api", "trace": "rooflab.api", "cdiv": "rooflab.rungs.record"}
 
 __all__ = ["__version__", *_API]
 

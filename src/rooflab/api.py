@@ -106,3 +106,63 @@ class Result:
 
         t = self.tables()[0]
         return pd.DataFrame(t.rows, columns=t.columns)
+
+
+class Trace:
+    """Every kernel the block under `with rooflab.trace() as t:` launched, grouped by kernel and
+    launch shape and ranked by time. In-process traces carry times only; `rooflab trace -- python
+    script.py` also profiles the top groups with Nsight Compute and places them on the roofline."""
+
+    def __init__(self):
+        self.doc: dict = {}
+        self._collector = None
+
+    def __enter__(self) -> Trace:
+        from rooflab.measure.trace import TorchCollector, torch_reason  # noqa: PLC0415
+
+        why = torch_reason()
+        if why:
+            raise UsageError(f"rooflab.trace() collects through torch.profiler: {why}")
+        self._collector = TorchCollector()
+        self._collector.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from rooflab.model import trace as model  # noqa: PLC0415
+
+        self._collector.__exit__(*exc)
+        groups = model.group(self._collector.launches)
+        self.doc = results.new_document(results.command_line(), None)
+        self.doc["trace"] = model.section(groups, [], command=None, levels=[], roofs=[],
+                                          ceilings_source="none (an in-process trace: times only)",
+                                          collector="torch.profiler (CUPTI), in process",
+                                          profiler_note="in-process: no Nsight Compute counters")
+
+    def tables(self):
+        from rooflab.report.trace import ranked_table  # noqa: PLC0415
+
+        return [ranked_table(self.doc)]
+
+    def table(self):
+        from rooflab.report.bench import RichTables  # noqa: PLC0415
+
+        return RichTables(self.tables())
+
+    def roofline(self, path: str):
+        from rooflab.report.trace import plot  # noqa: PLC0415
+
+        plot(self.doc, path)
+
+    def to_json(self) -> str:
+        return results.dumps(self.doc)
+
+    def to_pandas(self):
+        import pandas as pd  # noqa: PLC0415
+
+        t = self.tables()[0]
+        return pd.DataFrame(t.rows, columns=t.columns)
+
+
+def trace() -> Trace:
+    """`with rooflab.trace() as t: step()` then `t.table()`, `t.to_pandas()`, `t.to_json()`."""
+    return Trace()

@@ -47,3 +47,17 @@ class OutputError(RooflabError):
     """An output file could not be written; the message says where the results went instead."""
 
     exit_code = 1
+
+
+class TraceError(RooflabError):
+    """The program `rooflab trace` runs failed to give a trace; each cause has its own exit code."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+TRACE_NOT_FOUND = 127  # the command does not exist (the shell's convention)
+TRACE_PROGRAM_FAILED = 6  # it ran and exited non-zero
+TRACE_NO_KERNELS = 7  # it ran and launched no GPU kernel
+TRACE_OVER_BUDGET = 124  # it ran past the time budget (timeout's convention)

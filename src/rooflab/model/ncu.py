@@ -184,6 +184,7 @@ def parse_csv(text: str) -> list[dict]:
     if units is not None:
         rest = rest[1:]
     name_col = header.index("Kernel Name") if "Kernel Name" in header else None
+    shape_cols = {k: header.index(col) for k, col in (("grid", "Grid Size"), ("block", "Block Size")) if col in header}
     rows = []
     for r in rest:
         metrics = {}
@@ -194,7 +195,9 @@ def parse_csv(text: str) -> list[dict]:
                     continue
                 unit = units[i] if units and i < len(units) else ""
                 metrics[col] = v * _UNIT_SCALE.get(unit, 1.0)
-        rows.append({"name": r[name_col] if name_col is not None else "?", "metrics": metrics})
+        row = {"name": r[name_col] if name_col is not None else "?", "metrics": metrics}
+        row.update({k: r[i] for k, i in shape_cols.items() if i < len(r)})
+        rows.append(row)
     return rows
 
 
