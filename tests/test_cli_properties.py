@@ -41,12 +41,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rooflab import cli as cli_mod
-from rooflab.errors import NoGPUError
+from rooflab.errors import (
+    TRACE_NO_KERNELS,
+    TRACE_NOT_FOUND,
+    TRACE_OVER_BUDGET,
+    TRACE_PROGRAM_FAILED,
+    NoGPUError,
+    TraceError,
+)
 
 DATA = Path(__file__).parent / "data"
 H200 = DATA / "h200_results.json"
 RECORDED = json.loads(H200.read_text())
 EXIT_CODES = {0, 1, 2, 3, 4, 130}
+TRACE_CODES = {TRACE_NOT_FOUND, TRACE_PROGRAM_FAILED, TRACE_NO_KERNELS, TRACE_OVER_BUDGET}
 COMMANDS = sorted(cli_mod.cli.commands)
 
 # ---------------------------------------------------------------- values
@@ -172,15 +180,21 @@ def _plot_stub(rl, png_path=None, svg_path=None):
             Path(p).write_bytes(b"stub")
 
 
+def _no_program(argv):
+    raise TraceError(f"command not found: {argv[0] if argv else ''} (property test)", TRACE_NOT_FOUND)
+
+
 @pytest.fixture
 def cli_env(monkeypatch):
     import rooflab.cuda.device  # noqa: PLC0415
+    import rooflab.measure.trace  # noqa: PLC0415
     import rooflab.report.picture  # noqa: PLC0415
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     monkeypatch.setenv("ROOFLAB_DEBUG", "1")  # an unexpected exception stays a traceback here, so it is caught
     monkeypatch.setattr(rooflab.cuda.device, "detect", _no_gpu)
     monkeypatch.setattr(rooflab.report.picture, "plot", _plot_stub)
+    monkeypatch.setattr(rooflab.measure.trace, "check_command", _no_program)  # never run a generated command
     old = os.getcwd()
     yield monkeypatch
     os.chdir(old)
@@ -205,7 +219,7 @@ def run_cli(monkeypatch, capsys, words: list[str]) -> tuple[int, str, str]:
 def check_contract(words, code, out, err) -> None:
     where = f"rooflab {' '.join(map(repr, words))}\nexit {code}\nstdout:\n{out[-2000:]}\nstderr:\n{err[-2000:]}"
     assert "Traceback" not in out + err, where
-    assert code in EXIT_CODES, where
+    assert code in EXIT_CODES | (TRACE_CODES if words[:1] == ["trace"] else set()), where
     if code != 0:
         lines = err.rstrip("\n").splitlines()
         assert lines, where

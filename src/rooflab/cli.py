@@ -901,7 +901,7 @@ def _command_path(exc: click.UsageError, argv: list[str] | None) -> str:
 
 
 @cli.command(short_help="every kernel of your program on this GPU's roofline, ranked by the time to win",
-             context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+             context_settings={"allow_interspersed_args": False})
 @click.option("--range", "window", default=None, metavar="NAME",
               help="Only the kernels launched inside the last range called NAME (torch.profiler.record_function).")
 @click.option("--coverage", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,

@@ -1,4 +1,4 @@
-// FP16 CUDA-core roof (issue 11): register-only HFMA2 chains on half2, as fma.cu does
+// FP16 CUDA-core roof: register-only HFMA2 chains on half2, as fma.cu does
 // for FP32. One __hfma2 is two FMAs (one per half): 4 FLOP. ACC independent half2
 // accumulators per thread; per loop iteration each gets 16 HFMA2:
 // FLOP per iteration = 16 * ACC * 4. The accumulators are summed with __hadd2 and stored.

@@ -1,4 +1,4 @@
-// FP64 CUDA-core roof (issue 11): register-only DFMA chains, as fma.cu does for FP32.
+// FP64 CUDA-core roof: register-only DFMA chains, as fma.cu does for FP32.
 // ACC independent accumulators per thread; per loop iteration each gets 16 DFMAs:
 // DFMA per iteration = 16 * ACC, 2 FLOP each. x and y arrive as arguments and the sum is
 // stored, so nothing can be folded away. The host passes x = 0.5: the product a*x is then

@@ -1,4 +1,4 @@
-// Shared-memory bandwidth (issue 11): a stream of 16-byte shared loads (LDS.128),
+// Shared-memory bandwidth: a stream of 16-byte shared loads (LDS.128),
 // every word of which is summed into registers that are stored at the end, so no load
 // is dead code and none can be narrowed. The sums are 32-bit integer (IADD3: two words
 // and the accumulator in one instruction, half the adds of FADD, and exact modulo 2^32,

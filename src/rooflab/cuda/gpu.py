@@ -83,3 +83,14 @@ def synchronize(kernel: str) -> None:
     cp = cupy()
     with cuda_call(kernel, "cudaStreamSynchronize (after launch)"):
         cp.cuda.get_current_stream().synchronize()
+
+
+def torch_reason() -> str | None:
+    """None where torch is importable and sees a CUDA GPU, else why not (one line)."""
+    try:
+        import torch  # noqa: PLC0415
+    except Exception as exc:  # noqa: BLE001 (any import failure is a reason, not a crash)
+        return f"torch not importable ({exc.__class__.__name__}: {exc})"
+    if not torch.cuda.is_available():
+        return "torch sees no GPU"
+    return None

@@ -1,4 +1,4 @@
-"""All-reduce bus bandwidth against message size, through NCCL (issue 12).
+"""All-reduce bus bandwidth against message size, through NCCL.
 
 nccl-tests' definitions (model.fleet.nccl_math): algbw = bytes / time, busbw = algbw x
 2(n-1)/n. float32 sum, out of place. Each rank's send buffer holds (rank + 1) +
@@ -235,13 +235,13 @@ def run(cfg: AllreduceConfig, progress: Callable[[str], None] | None = None) -> 
 
 def torch_reason() -> str | None:
     """None where torch with CUDA and NCCL is importable, else why not."""
-    try:
-        import torch
-        import torch.distributed as dist
-    except Exception as exc:  # noqa: BLE001
-        return f"torch not importable ({exc.__class__.__name__}: {exc})"
-    if not torch.cuda.is_available():
-        return "torch sees no GPU"
+    from rooflab.cuda.gpu import torch_reason as torch_cuda_reason  # noqa: PLC0415
+
+    why = torch_cuda_reason()
+    if why:
+        return why
+    import torch.distributed as dist  # noqa: PLC0415
+
     if not dist.is_available() or not dist.is_nccl_available():
         return "torch.distributed has no NCCL backend"
     return None

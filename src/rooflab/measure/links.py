@@ -1,4 +1,4 @@
-"""GPU-to-GPU and host↔device copy bandwidth on one node (issue 12).
+"""GPU-to-GPU and host↔device copy bandwidth on one node.
 
 For every ordered pair of GPUs (i→j), one direction and both directions at once:
 

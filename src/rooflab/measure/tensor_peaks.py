@@ -1,4 +1,4 @@
-"""The tensor-core roofs as measured (issue 10): the MMA-chain kernels of ceilings/tensor_peak.cu,
+"""The tensor-core roofs as measured: the MMA-chain kernels of ceilings/tensor_peak.cu,
 each sized to about target_ms, timed like every ceiling, with the SM clock they ran at, so the
 report can put them beside the published dense rates and the clock those rates imply (P2)."""
 

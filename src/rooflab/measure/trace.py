@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rooflab.cuda.gpu import torch_reason
 from rooflab.errors import (
     TRACE_NO_KERNELS,
     TRACE_NOT_FOUND,
@@ -32,17 +33,6 @@ from rooflab.model import trace as model
 from rooflab.model.ncu import DURATION, parse_csv
 
 STEP_FILE_ENV = "ROOFLAB_TRACE_STEP_FILE"  # a program may write its step's GPU seconds there (JSON)
-
-
-def torch_reason() -> str | None:
-    """Why torch's profiler cannot collect here, or None."""
-    try:
-        import torch  # noqa: PLC0415
-    except Exception as exc:  # noqa: BLE001
-        return f"torch is not importable ({exc.__class__.__name__}: {exc})"
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA GPU"
-    return None
 
 
 class TorchCollector:

@@ -1,4 +1,4 @@
-"""The tensor-core rungs (issue 10): TF32, 3xTF32 and BF16 on mma.sync (sm_80+); 3xTF32, TF32
+"""The tensor-core rungs: TF32, 3xTF32 and BF16 on mma.sync (sm_80+); 3xTF32, TF32
 and BF16 on wgmma (sm_90a); cuBLAS's TF32 and BF16 beside them. Each is judged against the roof
 of the unit it uses, and checked against the float64 product of its inputs rounded the way it
 reads them. Kernels: a 1-D grid with grouped rasterisation; block tiles per record."""

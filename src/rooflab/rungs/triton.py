@@ -1,4 +1,4 @@
-"""The Python-native rungs (issue 10): one Triton GEMM kernel (rooflab/cuda/triton_kernels.py) in four
+"""The Python-native rungs: one Triton GEMM kernel (rooflab/cuda/triton_kernels.py) in four
 precisions: FP32 on the CUDA cores (input_precision="ieee"), TF32, tf32x3 (FP32-accurate on the
 tensor cores) and BF16 inputs, each with FP32 accumulation and judged against its own roof.
 
