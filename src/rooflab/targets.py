@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rooflab.errors import UsageError
-from rooflab.ops.record import TOLERANCES
 from rooflab.rungs.record import Rung, cdiv
 
 Geometry = tuple[int, ...] | _Fn | str | None
@@ -133,7 +132,7 @@ class Callable:
             where = "?"
         return Rung(name=self.name, title=self.title or f"{self.name} (Python callable)", stage="your kernel",
                     explain=f"{self.name} from {where}.", loads_per_fma=None, launcher=make,
-                    precision=self.precision, block=(0, 0, 0), normwise_tol=TOLERANCES.get(self.precision, 1e-5))
+                    precision=self.precision, block=(0, 0, 0))
 
 
 def load_callable(path: str):
