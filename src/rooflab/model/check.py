@@ -26,7 +26,9 @@ MIXED = "uniform [-1,1)"
 
 @dataclass
 class Check:
-    name: str  # "seed max-rel" | "normwise" | "componentwise" | "guard zones" | "deterministic"
+    # "seed max-rel" | "normwise" | "componentwise" | "guard zones" | "deterministic", or a
+    # compute-sanitizer tool ("memcheck", "racecheck", "synccheck") with reference "compute-sanitizer"
+    name: str
     shape: tuple[int, int, int]
     inputs: str
     reference: str  # "CPU float64" | "GPU float64"
@@ -45,6 +47,10 @@ class Check:
             text = (f"{runs} bitwise identical" if self.passed
                     else f"{runs}: {self.value:.0f} elements DIFFER between runs (a race?)")
             return f"{self.name} @ {size}, {self.inputs}: {text}"
+        elif self.reference == "compute-sanitizer":
+            text = ("no errors" if self.passed else f"{self.value:.0f} errors reported") + (
+                f" ({self.inputs})" if self.inputs else "")
+            return f"compute-sanitizer {self.name} @ {size}: {text}"
         elif self.name == "componentwise":
             text = f"max |C - C64| / (|A|·|B|) = {self.value:.3e} (bound {self.tol:.1e})"
         elif self.name == "guard zones":
