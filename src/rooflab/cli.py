@@ -488,7 +488,8 @@ def given(ctx: click.Context, *names: str) -> list[str]:
     from click.core import ParameterSource  # noqa: PLC0415
 
     set_by_user = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-    return [f"--{n.replace('_', '-')}" for n in names if ctx.get_parameter_source(n) in set_by_user]
+    flags = {p.name: max(p.opts, key=len) for p in ctx.command.params}
+    return [flags[n] for n in names if ctx.get_parameter_source(n) in set_by_user]
 
 
 def refuse_unused(ctx: click.Context, names: tuple[str, ...], context: str, one: str, many: str) -> None:
@@ -603,16 +604,19 @@ def bench(ctx, target, kernel, op, op_module, n, m, k, block, grid, options, sha
         from rooflab import results  # noqa: PLC0415
 
         results.check_writable(roofline_png, "--roofline")
-    secs = api.sections(t, op=the_op, m=m, n=n, k=k, vs=vs_list, reps=reps, check_n=check_n,
-                        profile=profile or None, timing=timing, seed=seed, expr=expr,
-                        flops_per_element=flops_per_element)
+    sanitizing = None
     if sanitize:
         from rooflab.measure import sanitize as sanitizer  # noqa: PLC0415
 
         specs = [sanitizer.target_spec(t, op, expr=expr, flops_per_element=flops_per_element, op_module=op_module)]
         if op == "gemm":
             specs += [sanitizer.rung_spec(v.name, v.aligned) for v in _rungs(vs_list or []) if v.name != t.name]
-        secs["sanitize"] = sanitize_section(specs)
+        sanitizing = sanitize_section(specs)
+    secs = api.sections(t, op=the_op, m=m, n=n, k=k, vs=vs_list, reps=reps, check_n=check_n,
+                        profile=profile or None, timing=timing, seed=seed, expr=expr,
+                        flops_per_element=flops_per_element)
+    if sanitizing:
+        secs["sanitize"] = sanitizing
     doc = measure("bench", **secs)
     if sanitize:
         sanitizer.apply(doc)
