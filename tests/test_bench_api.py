@@ -288,3 +288,35 @@ def test_a_compile_error_shows_before_no_gpu_where_nvrtc_is_here(monkeypatch, ca
     monkeypatch.setattr(compile_mod, "_nvrtc_compile", no_nvrtc)
     code, _, err = run_cli(monkeypatch, capsys, "bench", str(KERNELS / "broken.cu"), "--kernel", "broken")
     assert code == 3, err  # nothing to compile with: "no GPU", as before
+
+
+def test_nvrtc_alone_is_asked_with_the_file_name_only(monkeypatch):
+    """CuPy writes the source under `filename` in a folder of its own: a full path there would
+    write over the user's file. A missing header is not judged without the GPU run's include path."""
+    import rooflab.cuda.compile as compile_mod
+
+    class CompileException(Exception):
+        def get_message(self):
+            return self.args[0]
+
+    calls = []
+
+    def compile_using_nvrtc(code, options, arch=None, filename="kern.cu", name_expressions=None):
+        calls.append((filename, arch, name_expressions))
+        if "missing" in code:
+            raise CompileException('k.cu(1): catastrophic error: cannot open source file "cuda_fp16.h"')
+        raise CompileException('k.cu(4): error: identifier "undeclared_name" is undefined')
+
+    compiler = types.SimpleNamespace(compile_using_nvrtc=compile_using_nvrtc, CompileException=CompileException)
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = types.ModuleType("cupy.cuda")
+    cupy.cuda.compiler = compiler
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", cupy.cuda)
+    monkeypatch.setitem(sys.modules, "cupy.cuda.compiler", compiler)
+    with pytest.raises(CompileError) as exc:
+        compile_mod._nvrtc_compile("x", ("-std=c++17",), "/home/u/k.cu", ("mm<32>",))
+    assert str(exc.value).startswith("/home/u/k.cu does not compile") and "undeclared_name" in exc.value.log
+    assert calls == [("k.cu", compile_mod.CHECK_ARCH, ("mm<32>",))]
+    with pytest.raises(LookupError):
+        compile_mod._nvrtc_compile("missing", (), "/home/u/k.cu", None)

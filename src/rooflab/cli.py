@@ -353,8 +353,10 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, sanitize, fmt, out_fil
     """The SGEMM ladder (G1–G11): check, time and explain every rung.
 
     Every rung is checked at --check-n against a CPU float64 product (the seed's
-    max-relative check on [0,1) inputs and a normwise check on [-1,1) inputs),
-    then at the timed size against a GPU float64 product, and run twice to catch
+    max-relative check on [0,1) inputs, a normwise check on [-1,1) inputs and the
+    componentwise GEMM error bound on both, with tolerances from the precision's
+    error model), at 509x383x257 where it takes any shape, then at the timed size
+    against a GPU float64 product, and run repeatedly and concurrently to catch
     races. Only then is it timed: one warm-up, --reps launches between CUDA events.
     """
     from rooflab.measure import gemm as gemm_mod  # noqa: PLC0415

@@ -138,15 +138,12 @@ class Callable:
     def wrap(self):
         """fn over CuPy arrays (converted to torch tensors without copies where asked). Whatever fn
         raises is the user's: it becomes a CallableError, which FAILS this kernel and no other."""
-        convert = (lambda arrays: arrays)
+        torch = None
         if self.framework == "torch":
             import torch  # noqa: PLC0415
 
-            def convert(arrays):
-                return tuple(torch.as_tensor(a, device="cuda") for a in arrays)
-
         def call(*arrays):
-            args = convert(arrays)
+            args = arrays if torch is None else tuple(torch.as_tensor(a, device="cuda") for a in arrays)
             try:
                 return self.fn(*args)
             except Exception as exc:

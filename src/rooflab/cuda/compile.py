@@ -80,18 +80,21 @@ class Kernel:
 CHECK_ARCH = "90"  # NVRTC alone, no GPU to ask: the newest architecture every supported CUDA 12 knows
 
 
-def _nvrtc_compile(code: str, options: tuple[str, ...], filename: str, name_expressions) -> None:
-    """Compile to PTX with CuPy's NVRTC wrapper and no device; raises CompileError with the log.
-    Anything else (no CuPy, an NVRTC that cannot load) raises LookupError: nothing to check with."""
+def _nvrtc_compile(code: str, options: tuple[str, ...], path: str, name_expressions) -> None:
+    """Compile to device code with CuPy's NVRTC wrapper and no device; raises CompileError with the
+    log. Anything else (no CuPy, an NVRTC that cannot load) raises LookupError: nothing to check with."""
     try:
         from cupy.cuda import compiler  # noqa: PLC0415
     except Exception as exc:
         raise LookupError(str(exc)) from None
-    try:
-        compiler.compile_using_nvrtc(code, options, arch=CHECK_ARCH, filename=filename,
+    try:  # the file name only: CuPy writes the source under that name in a folder of its own
+        compiler.compile_using_nvrtc(code, options, arch=CHECK_ARCH, filename=Path(path).name,
                                      name_expressions=name_expressions)
     except compiler.CompileException as exc:
-        raise CompileError(filename, str(exc.get_message())) from None
+        log = str(exc.get_message())
+        if "cannot open source file" in log:  # a header the GPU run's include path may hold
+            raise LookupError(log) from None
+        raise CompileError(path, log) from None
     except Exception as exc:  # an NVRTC library that does not load, an older CuPy's signature
         raise LookupError(str(exc)) from None
 
