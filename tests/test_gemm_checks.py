@@ -101,3 +101,14 @@ def test_a_nan_left_in_c_fails_componentwise_too():
     ch = make_check("componentwise", np, got, ref, shape=(2, 2, 3), inputs="", reference="", tol=1e-3,
                     absprod=absprod)
     assert ch.passed and ch.value == 0 and "bound 1.0e-03" in ch.line()
+
+
+def test_an_error_where_the_exact_result_is_zero_fails():
+    from rooflab.model.check import make_check
+
+    a, b = np.zeros((2, 3)), np.ones((3, 2))
+    ref, absprod = a @ b, np.abs(a) @ np.abs(b)
+    got = np.full((2, 2), 1e-30, np.float32)
+    ch = make_check("componentwise", np, got, ref, shape=(2, 2, 3), inputs="", reference="", tol=1.0,
+                    absprod=absprod)
+    assert not ch.passed
