@@ -320,3 +320,22 @@ def test_nvrtc_alone_is_asked_with_the_file_name_only(monkeypatch):
     assert calls == [("k.cu", compile_mod.CHECK_ARCH, ("mm<32>",))]
     with pytest.raises(LookupError):
         compile_mod._nvrtc_compile("missing", (), "/home/u/k.cu", None)
+
+
+def test_a_custom_ops_own_code_that_raises_fails_the_kernel(gpu):
+    from rooflab.measure import bench
+    from rooflab.ops.record import Op
+
+    def reference(xp, x):
+        raise ZeroDivisionError("division by zero")
+
+    op = Op("sumsq", inputs=lambda xp, n, seed: (xp.ones(n[0], xp.float32),), reference=reference,
+            out_shape=lambda n: (1,), args=lambda ins, out, n: (*ins, out, np.uint64(n[0])),
+            flops=lambda n: 2.0 * n[0], bytes=lambda n: 4.0 * n[0] + 4)
+    rec = bench.run_one(Callable(lambda x, y: None, name="mine"), op, (100,), fake_cupy.device(), reps=2,
+                        seed=1)
+    assert rec["error"] == "the op 'sumsq' (reference) raised ZeroDivisionError: division by zero"
+    assert not rec["passed"] and rec["timing"] is None
+    k = CudaKernel(str(KERNELS / "my_sgemm.cu"), "scale2", grid=lambda m, n, k: 1 // 0)
+    rec = bench.run_one(k, stream("2*x"), (100,), fake_cupy.device(), reps=2, seed=1)
+    assert rec["error"] == "scale2's grid function raised ZeroDivisionError: integer division or modulo by zero"

@@ -38,7 +38,7 @@ from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import l2_flusher, time_launches
-from rooflab.errors import KernelError, UsageError
+from rooflab.errors import CallableError, KernelError, RooflabError, UsageError
 from rooflab.measure import tune
 from rooflab.measure.guards import Guarded
 from rooflab.model.check import (
@@ -141,7 +141,13 @@ def prepare(rung: Rung, m: int, n: int, k: int):
         return make(m, n, k), {"library": rung.launcher if isinstance(rung.launcher, str) else rung.name}
     kern = get_kernel(rung.source, rung.kernel, options=rung.options, label=rung.name)
     kern.allow_shared(rung.shared_mem)
-    grid, block, smem = tuple(rung.grid(m, n, k)), tuple(rung.block), rung.shared_mem
+    try:  # a user's grid function may raise: that kernel FAILS
+        grid = tuple(rung.grid(m, n, k))
+    except RooflabError:
+        raise
+    except Exception as exc:
+        raise CallableError(f"{rung.name}'s grid function", exc) from exc
+    block, smem = tuple(rung.block), rung.shared_mem
     stage, kk = None, k
     if rung.staging:  # a pre-pass hands the kernel its operands in the layout it reads
         stage, kk = staging.stager(rung.source, rung.options, rung.staging, m, n, k, rung.name)
