@@ -151,7 +151,8 @@ def gemm_then_profile(gemm: Section, *, n: int, size: int, extra: list | None = 
         if labels:
             sec = profiling.run(with_gemm=False, n=n, size=size, progress=say, extra=extra, labels=labels)
         else:
-            sec = {"kernels": [], "skipped": [], "config": {"n": n, "size": size, "gemm": False}}
+            sec = {"kernels": [], "skipped": [], "config": {"n": n, "size": size}}
+        sec.setdefault("config", {})["gemm"] = bool(passed)
         sec["skipped"] = [*sec.get("skipped", []), *failed]
         return sec
 
