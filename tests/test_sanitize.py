@@ -75,11 +75,14 @@ def test_a_kernel_that_needs_aligned_sizes_is_sanitized_at_odd_multiples():
                                   ["bench", "tests/data/kernels/my_sgemm.cu", "--kernel", "my_sgemm", "--sanitize"]],
                          ids=" ".join)
 def test_no_compute_sanitizer_is_one_line_exit_4_before_any_gpu(args, monkeypatch, capsys):
+    import rooflab.cuda.device
     import rooflab.cuda.gpu
     from rooflab import cli as cli_mod
 
     monkeypatch.setattr(sanitize.shutil, "which", lambda _name: None)
     monkeypatch.setattr(sanitize.os.path, "exists", lambda _p: False)
+    monkeypatch.setattr(rooflab.cuda.gpu, "gpu_available", lambda: False)  # the compile check's probe
+    monkeypatch.setattr(rooflab.cuda.device, "detect", lambda *a: pytest.fail("a GPU was looked for"))
     monkeypatch.setattr(rooflab.cuda.gpu, "cupy", lambda: pytest.fail("a GPU was looked for"))
     monkeypatch.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     monkeypatch.setattr(sys, "argv", ["rooflab", *args])

@@ -606,19 +606,16 @@ def bench(ctx, target, kernel, op, op_module, n, m, k, block, grid, options, sha
         from rooflab import results  # noqa: PLC0415
 
         results.check_writable(roofline_png, "--roofline")
-    sanitizing = None
+    secs = api.sections(t, op=the_op, m=m, n=n, k=k, vs=vs_list, reps=reps, check_n=check_n,
+                        profile=profile or None, timing=timing, seed=seed, expr=expr,
+                        flops_per_element=flops_per_element)
     if sanitize:
         from rooflab.measure import sanitize as sanitizer  # noqa: PLC0415
 
         specs = [sanitizer.target_spec(t, op, expr=expr, flops_per_element=flops_per_element, op_module=op_module)]
         if op == "gemm":
             specs += [sanitizer.rung_spec(v.name, v.aligned) for v in _rungs(vs_list or []) if v.name != t.name]
-        sanitizing = sanitize_section(specs)
-    secs = api.sections(t, op=the_op, m=m, n=n, k=k, vs=vs_list, reps=reps, check_n=check_n,
-                        profile=profile or None, timing=timing, seed=seed, expr=expr,
-                        flops_per_element=flops_per_element)
-    if sanitizing:
-        secs["sanitize"] = sanitizing
+        secs["sanitize"] = sanitize_section(specs)
     doc = measure("bench", **secs)
     if sanitize:
         sanitizer.apply(doc)
