@@ -98,7 +98,8 @@ class Result:
     @property
     def warnings(self) -> list[str]:
         """What the run noticed and went on with (e.g. a launch that writes elements more than once)."""
-        return [f"{r['kernel']}: {w}" for r in (self.doc.get("bench") or {}).get("rows", []) for w in r.get("warnings", [])]
+        rows = (self.doc.get("bench") or {}).get("rows", [])
+        return [f"{r['kernel']}: {w}" for r in rows for w in r.get("warnings", [])]
 
     def _records(self) -> list[dict]:
         return (self.doc.get("gemm") or {}).get("rungs", []) + (self.doc.get("bench") or {}).get("rows", [])

@@ -60,8 +60,9 @@ REPLICA_BYTES = 1 << 30  # memory the concurrent replicas may take together
 CHECKS_TEXT = (
     "the seed's max-relative check on [0,1) inputs, a componentwise error bound on [0,1) and [-1,1) inputs and a "
     "normwise check on [-1,1) inputs (tolerances from the precision's error model at each K) at the check size and "
-    "at 509x383x257 against a CPU float64 product; normwise and componentwise at the timed size against a GPU float64 product; guard "
-    "zones around C after every checked run; three runs plus concurrent replicas bitwise identical"
+    "at 509x383x257 against a CPU float64 product; normwise and componentwise at the timed size against a GPU "
+    "float64 product; guard zones around C after every checked run; three runs plus concurrent replicas bitwise "
+    "identical"
 )
 
 
