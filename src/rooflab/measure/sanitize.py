@@ -134,7 +134,9 @@ def apply(doc: dict) -> None:
 
 
 def rung_spec(name: str, aligned: int = 1) -> dict:
-    return {"kind": "rung", "name": name, "op": "gemm", "shape": list(shape_for(aligned)), "check_n": CHECK_N}
+    # an aligned rung's check size must be a multiple of its alignment too
+    return {"kind": "rung", "name": name, "op": "gemm", "shape": list(shape_for(aligned)),
+            "check_n": CHECK_N if aligned <= 1 else aligned}
 
 
 def target_spec(target, op: str, *, expr: str = "x", flops_per_element: float = 0.0,
