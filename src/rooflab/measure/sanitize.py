@@ -79,6 +79,9 @@ def run_one(spec: dict, tool: str, sanitizer: str, timeout: float = TIMEOUT_S) -
         cmd = [sanitizer, "--tool", tool, "--log-file", str(log_path), "--print-limit", "20",
                sys.executable, "-m", "rooflab.measure.sanitize_target", str(spec_path)]
         env = {**os.environ, **(NO_POOL if tool == "memcheck" else {})}
+        # the child imports this rooflab, wherever it was imported from (a checkout, an install)
+        here = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
         if tool != "memcheck":
             env.pop("ROOFLAB_NO_POOL", None)
         try:
