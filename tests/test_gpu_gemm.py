@@ -47,8 +47,11 @@ def test_timed_size_check_and_determinism(device):
               device)
     for rec in sec["rungs"]:
         names = [c["name"] for c in rec["checks"]]
-        assert names == ["seed max-rel", "normwise", "guard zones", "normwise", "guard zones", "normwise",
-                         "guard zones", "deterministic"], names
+        per_shape = ["seed max-rel", "componentwise", "guard zones", "normwise", "componentwise", "guard zones"]
+        # the check size, 509x383x257 (700x600x500 has no odd size), the timed size, determinism
+        assert names == [*per_shape, *per_shape, "normwise", "componentwise", "guard zones", "deterministic"], names
+        shapes = [tuple(c["shape"]) for c in rec["checks"]]
+        assert shapes[:6] == [(128, 128, 128)] * 6 and shapes[6:12] == [(509, 383, 257)] * 6
         assert rec["passed"]
 
 

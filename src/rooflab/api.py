@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rooflab import lab, results
 from rooflab.errors import UsageError
 from rooflab.ops.record import Op
-from rooflab.targets import Callable, CudaKernel
+from rooflab.targets import Callable, CudaKernel, grid_function
 
 DEFAULT_VS = ("cublas",)
 
@@ -29,18 +29,27 @@ def _rung_for(kernel):
 
 
 def sections(kernel, *, op: str | Op = "gemm", m: int | None = None, n: int = 4096, k: int | None = None,
-             vs=DEFAULT_VS, reps: int = 20, check_n: int = 512, profile: bool = False, timing: str = "auto",
+             vs=None, reps: int = 20, check_n: int | None = None, profile: bool = False, timing: str = "auto",
              seed: int | None = None, expr: str = "x", flops_per_element: float = 0.0) -> dict:
-    """The pipeline sections for one bench run (validated here, before any GPU is looked for)."""
+    """The pipeline sections for one bench run (validated here, before any GPU is looked for).
+    m, k, vs, check_n and profile belong to op="gemm"; another op refuses them rather than ignore them."""
     if isinstance(op, str) and op == "gemm":
         rung = _rung_for(kernel)
+        _compiles(kernel)
         m, k = (n if m is None else m), (n if k is None else k)
+        vs = DEFAULT_VS if vs is None else vs
         names = [rung.name, *[v for v in vs if v != rung.name]]
-        out = {"gemm": lab.gemm_section([rung], m=m, n=n, k=k, reps=reps, check_n=check_n, kernels=names,
-                                        seed=seed, timing=timing)}
-        if profile:
-            out["profile"] = lab.profile_section(with_gemm=False, n=n, size=0, extra=[rung], labels=names)
-        return out
+        gemm = lab.gemm_section([rung], m=m, n=n, k=k, reps=reps, check_n=512 if check_n is None else check_n,
+                                kernels=names, seed=seed, timing=timing)
+        if not profile:
+            return {"gemm": gemm}
+        gemm, prof = lab.gemm_then_profile(gemm, n=n, size=0, extra=[rung])
+        return {"gemm": gemm, "profile": prof}
+    given = [name for name, v in (("m", m), ("k", k), ("vs", vs), ("check_n", check_n), ("profile", profile or None))
+             if v is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} apply to op='gemm' only; this op would ignore "
+                         f"{'them' if len(given) > 1 else 'it'}")
     if isinstance(op, str) and op == "stream":
         from rooflab.ops.stream import stream  # noqa: PLC0415
 
@@ -51,10 +60,22 @@ def sections(kernel, *, op: str | Op = "gemm", m: int | None = None, n: int = 40
         raise UsageError(f"bench takes a rooflab.CudaKernel or rooflab.Callable, got {type(kernel).__name__}")
     if n < 1:
         raise UsageError(f"n must be a positive integer, got {n}")
+    if isinstance(kernel, CudaKernel):  # a grid expression in names this op does not have fails now
+        grid_function(kernel.grid, kernel.block_for(op.name), op.name)
+    _compiles(kernel)
     from rooflab.measure import bench as harness  # noqa: PLC0415
 
     return {"bench": lambda dev, say: harness.run([kernel], op, (n,), dev, reps=reps, seed=seed, timing=timing,
                                                   progress=say)}
+
+
+def _compiles(kernel) -> None:
+    """A .cu kernel that does not compile is bad input: shown before a GPU is looked for where NVRTC
+    is here without one (with a GPU the run compiles it first thing)."""
+    if isinstance(kernel, CudaKernel):
+        from rooflab.cuda.compile import check_compiles  # noqa: PLC0415
+
+        check_compiles(kernel.path, kernel.name, tuple(kernel.options))
 
 
 def bench(kernel, *, op: str | Op = "gemm", progress=None, **kw) -> Result:
@@ -75,9 +96,22 @@ class Result:
     doc: dict
 
     @property
+    def warnings(self) -> list[str]:
+        """What the run noticed and went on with (e.g. a launch that writes elements more than once)."""
+        rows = (self.doc.get("bench") or {}).get("rows", [])
+        return [f"{r['kernel']}: {w}" for r in rows for w in r.get("warnings", [])]
+
+    def _records(self) -> list[dict]:
+        return (self.doc.get("gemm") or {}).get("rungs", []) + (self.doc.get("bench") or {}).get("rows", [])
+
+    @property
     def passed(self) -> bool:
-        recs = (self.doc.get("gemm") or {}).get("rungs", []) + (self.doc.get("bench") or {}).get("rows", [])
-        return all(r.get("passed") or r.get("skipped") for r in recs)
+        return all(r.get("passed") or r.get("skipped") for r in self._records())
+
+    @property
+    def failed(self) -> list[str]:
+        """The kernels that FAILED a check or raised."""
+        return [r["kernel"] for r in self._records() if not r.get("passed") and not r.get("skipped")]
 
     def tables(self):
         from rooflab.report.bench import tables  # noqa: PLC0415

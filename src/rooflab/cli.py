@@ -344,14 +344,19 @@ def info(fmt):
 @click.option("--flush-l2/--no-flush-l2", default=False, show_default=True, help="Flush the L2 before every rep.")
 @click.option("--seed", type=PositiveInt(high=2**32 - 2, low=0, why="seeds are 32-bit"), default=None,
               help="Random seed (default: fresh each run).")
+@click.option("--sanitize", is_flag=True,
+              help="Also run compute-sanitizer (memcheck with the memory pool off, racecheck, synccheck) on each "
+                   "rung at a small odd shape; a reported error FAILS the rung.")
 @format_option
 @out_option
-def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
+def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, sanitize, fmt, out_file):
     """The SGEMM ladder (G1–G11): check, time and explain every rung.
 
     Every rung is checked at --check-n against a CPU float64 product (the seed's
-    max-relative check on [0,1) inputs and a normwise check on [-1,1) inputs),
-    then at the timed size against a GPU float64 product, and run twice to catch
+    max-relative check on [0,1) inputs, a normwise check on [-1,1) inputs and the
+    componentwise GEMM error bound on both, with tolerances from the precision's
+    error model), at 509x383x257 where it takes any shape, then at the timed size
+    against a GPU float64 product, and run repeatedly and concurrently to catch
     races. Only then is it timed: one warm-up, --reps launches between CUDA events.
     """
     from rooflab.measure import gemm as gemm_mod  # noqa: PLC0415
@@ -363,7 +368,14 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, fmt, out_file):
         cfg.kernels = kernels
     cfg.validate()
     check_out(fmt, out_file)
-    doc = measure("SGEMM ladder", gemm=lambda dev, say: gemm_mod.run(cfg, dev, say))
+    secs = {"gemm": lambda dev, say: gemm_mod.run(cfg, dev, say)}
+    if sanitize:
+        from rooflab.measure import sanitize as sanitizer  # noqa: PLC0415
+
+        secs["sanitize"] = sanitize_section([sanitizer.rung_spec(r.name, r.aligned) for r in _rungs(cfg.kernels)])
+    doc = measure("SGEMM ladder", **secs)
+    if sanitize:
+        sanitizer.apply(doc)
     tables = [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
     emit(doc, tables, render_gemm.paragraphs(doc), fmt, out_file)
     if any(not r["passed"] and not r.get("skipped") for r in doc["gemm"]["rungs"]):
@@ -439,7 +451,21 @@ def profile(with_gemm, n, size, raw_dir, fmt, out_file):
 
 
 
-def parse_target(target: str, kernel: str | None, *, block: str, grid: str | None, options: tuple[str, ...],
+def _rungs(names: list[str]) -> list:
+    from rooflab import rungs  # noqa: PLC0415
+
+    return [rungs.get(name) for name in names if rungs.get(name) is not None]
+
+
+def sanitize_section(specs: list[dict]):
+    """The compute-sanitizer section; compute-sanitizer is looked for now, before anything runs."""
+    from rooflab.measure import sanitize as sanitizer  # noqa: PLC0415
+
+    sanitizer.find_sanitizer()
+    return lambda dev, say: sanitizer.run(specs, say)
+
+
+def parse_target(target: str, kernel: str | None, *, block: str | None, grid: str | None, options: tuple[str, ...],
                  shared_mem: int, framework: str, precision: str):
     """A .cu file (with --kernel) or a Python callable (module:function or file.py:function)."""
     from rooflab.targets import Callable, CudaKernel, load_callable  # noqa: PLC0415
@@ -447,14 +473,55 @@ def parse_target(target: str, kernel: str | None, *, block: str, grid: str | Non
     if target.endswith((".cu", ".cuh")) or (kernel and ":" not in target):
         if not kernel:
             raise UsageError(f"{target}: name the kernel to run with --kernel")
-        try:
-            blk = tuple(int(x) for x in block.split(","))
-        except ValueError:
-            raise UsageError(f"--block must be comma-separated integers, got {block!r}") from None
+        blk = None
+        if block is not None:
+            try:
+                blk = tuple(int(x) for x in block.split(","))
+            except ValueError:
+                raise UsageError(f"--block must be comma-separated integers, got {block!r}") from None
         return CudaKernel(target, kernel, block=blk, grid=grid, options=options, shared_mem=shared_mem)
     fn = load_callable(target)
     return Callable(fn, name=getattr(fn, "__name__", None), framework=framework, precision=precision,
                     import_path=target)
+
+
+def given(ctx: click.Context, *names: str) -> list[str]:
+    """The options among `names` that the user set (on the command line or in the environment)."""
+    from click.core import ParameterSource  # noqa: PLC0415
+
+    set_by_user = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    flags = {p.name: max(p.opts, key=len) for p in ctx.command.params}
+    return [flags[n] for n in names if ctx.get_parameter_source(n) in set_by_user]
+
+
+def refuse_unused(ctx: click.Context, names: tuple[str, ...], context: str, one: str, many: str) -> None:
+    """Refuse options given where they would be ignored: `one`/`many` say what they are for."""
+    unused = given(ctx, *names)
+    if unused:
+        single = len(unused) == 1
+        raise UsageError(f"{', '.join(unused)} {'has' if single else 'have'} no effect {context}: "
+                         f"{one if single else many}")
+
+
+CU_ONLY = ("kernel", "block", "grid", "options", "shared_mem")
+CALLABLE_ONLY = ("framework", "precision")
+GEMM_ONLY = ("m", "k", "vs", "check_n", "profile")
+STREAM_ONLY = ("expr", "flops_per_element")
+
+
+def check_bench_options(ctx: click.Context, target: str, op: str) -> None:
+    """Every option `bench` is given must do something for this target and op: refuse the rest."""
+    cu = target.endswith((".cu", ".cuh")) or (ctx.params["kernel"] and ":" not in target)
+    if cu:
+        refuse_unused(ctx, CALLABLE_ONLY, f"for a .cu kernel ({target})", "it describes a Python callable",
+                      "they describe a Python callable")
+    else:
+        refuse_unused(ctx, CU_ONLY, f"for a Python callable ({target})", "it describes a .cu kernel",
+                      "they describe a .cu kernel")
+    for option_op, names in (("gemm", GEMM_ONLY), ("stream", STREAM_ONLY), ("custom", ("op_module",))):
+        if op != option_op:
+            refuse_unused(ctx, names, f"with --op {op}", f"it applies to --op {option_op}",
+                          f"they apply to --op {option_op}")
 
 
 @cli.command(short_help="your own kernel (a .cu file or a Python callable) checked, timed, placed")
@@ -466,23 +533,27 @@ def parse_target(target: str, kernel: str | None, *, block: str, grid: str | Non
 @click.option("--op-module", default=None, help="For --op custom: file.py (or module) that defines OP = rooflab.Op(...).")
 @click.option("--n", type=CountType(), default="4096", show_default=True,
               help="GEMM: N (M and K default to it); stream/custom: the element count (K/M/G suffixes).")
-@click.option("--m", type=click.IntRange(min=1), default=None, help="GEMM rows of A and C (default N).")
-@click.option("--k", type=click.IntRange(min=1), default=None, help="GEMM inner size (default N).")
-@click.option("--block", default="16,16", show_default=True, help="Threads per block, x,y,z.")
+@click.option("--m", type=CountType(), default=None, help="GEMM rows of A and C (default N; K/M/G suffixes).")
+@click.option("--k", type=CountType(), default=None, help="GEMM inner size (default N; K/M/G suffixes).")
+@click.option("--block", default=None,
+              help="Threads per block, x,y,z (default 16,16 for gemm; 256 for stream and custom).")
 @click.option("--grid", default=None,
-              help="Blocks per grid as an expression in m, n, k and cdiv, e.g. 'cdiv(n,128),cdiv(m,128)' "
+              help="Blocks per grid as an expression in cdiv and, for gemm, m, n, k, e.g. 'cdiv(n,128),cdiv(m,128)'; "
+                   "for stream and custom in n, the element count, e.g. 'cdiv(n,256)' "
                    "(default: one thread per output element).")
 @click.option("--option", "options", multiple=True, help="An NVRTC option for the kernel (repeatable), e.g. -DTILE=32.")
 @click.option("--shared-mem", type=click.IntRange(min=0), default=0, show_default=True,
               help="Dynamic shared memory per block, bytes.")
-@click.option("--vs", default="cublas", show_default=True, cls=LadderOption,
-              help="GEMM rungs to run beside it, from: {ladder}.")
+@click.option("--vs", default=None, cls=LadderOption,
+              help="GEMM rungs to run beside it, from: {ladder} (default: cublas; '' for none).")
 @click.option("--reps", type=click.IntRange(min=1), default=20, show_default=True, help="Timed repetitions.")
-@click.option("--check-n", type=click.IntRange(min=1), default=512, show_default=True,
-              help="GEMM: size of the check against a CPU float64 reference.")
+@click.option("--check-n", type=click.IntRange(min=1), default=None,
+              help="GEMM: size of the check against a CPU float64 reference (default 512).")
 @click.option("--timing", type=click.Choice(["auto", "events", "batched"]), default="auto", show_default=True,
               help="events: a pair of CUDA events per launch; batched: many launches per pair (for microsecond "
                    "kernels, where an event pair also counts launch gaps); auto: batched below 0.1 ms.")
+@click.option("--seed", type=PositiveInt(high=2**32 - 2, low=0, why="seeds are 32-bit"), default=None,
+              help="Random seed for the inputs (default: fresh each run).")
 @click.option("--expr", default="x", show_default=True, help="For --op stream: f(x) in numpy syntax, e.g. '2*x'.")
 @click.option("--flops-per-element", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="For --op stream: FLOPs f costs per element.")
@@ -490,13 +561,18 @@ def parse_target(target: str, kernel: str | None, *, block: str, grid: str | Non
               help="For a Python callable: the arrays it is given.")
 @click.option("--precision", type=click.Choice(["fp32", "tf32", "bf16", "fp16"]), default="fp32", show_default=True,
               help="For a Python callable: the roof that judges it and the check's tolerance.")
-@click.option("--profile", is_flag=True, help="Also run Nsight Compute on it (DRAM% / SM%, measured AI).")
+@click.option("--profile", is_flag=True, help="For --op gemm: also run Nsight Compute on the kernels that passed "
+                                               "their checks (DRAM% / SM%, measured AI).")
+@click.option("--sanitize", is_flag=True,
+              help="Also run compute-sanitizer (memcheck with the memory pool off, racecheck, synccheck) on each "
+                   "kernel at a small odd shape; a hazard FAILS the kernel.")
 @click.option("--roofline", "roofline_png", type=click.Path(dir_okay=False), default=None,
-              help="Write the roofline with your kernel on it (.png or .svg).")
+              help="Write the roofline with your kernel on it (.png, .svg or .pdf).")
 @format_option
 @out_option
-def bench(target, kernel, op, op_module, n, m, k, block, grid, options, shared_mem, vs, reps, check_n, timing, expr,
-          flops_per_element, framework, precision, profile, roofline_png, fmt, out_file):
+@click.pass_context
+def bench(ctx, target, kernel, op, op_module, n, m, k, block, grid, options, shared_mem, vs, reps, check_n, timing,
+          seed, expr, flops_per_element, framework, precision, profile, sanitize, roofline_png, fmt, out_file):
     """Your own kernel through rooflab's harness: checked against a float64 reference
     (NaN-poisoned output inside guard zones, repeated runs bitwise identical), timed with
     CUDA events and telemetry, optionally profiled, placed on the roofline.
@@ -509,6 +585,7 @@ def bench(target, kernel, op, op_module, n, m, k, block, grid, options, shared_m
     from rooflab import api  # noqa: PLC0415
     from rooflab.report.bench import tables  # noqa: PLC0415
 
+    check_bench_options(ctx, target, op)
     t = parse_target(target, kernel, block=block, grid=grid, options=options, shared_mem=shared_mem,
                      framework=framework, precision=precision)
     the_op = op
@@ -521,25 +598,43 @@ def bench(target, kernel, op, op_module, n, m, k, block, grid, options, shared_m
         the_op = load_callable(f"{op_module}:OP")
         if not isinstance(the_op, Op):
             raise UsageError(f"{op_module}: OP is not a rooflab.Op")
-    vs_list = [x.strip() for x in vs.split(",") if x.strip()] if op == "gemm" else []
+    vs_list = [x.strip() for x in vs.split(",") if x.strip()] if vs is not None else None
     check_out(fmt, out_file)
-    if roofline_png and not roofline_png.lower().endswith((".png", ".svg")):
-        raise UsageError(f"--roofline {roofline_png}: give a .png or .svg file")
-    secs = api.sections(t, op=the_op, m=m, n=n, k=k, vs=vs_list, reps=reps, check_n=check_n, profile=profile,
-                        timing=timing, expr=expr, flops_per_element=flops_per_element)
+    if roofline_png and not roofline_png.lower().endswith((".png", ".svg", ".pdf")):
+        raise UsageError(f"--roofline {roofline_png}: give a .png, .svg or .pdf file")
+    if roofline_png:
+        from rooflab import results  # noqa: PLC0415
+
+        results.check_writable(roofline_png, "--roofline")
+    secs = api.sections(t, op=the_op, m=m, n=n, k=k, vs=vs_list, reps=reps, check_n=check_n,
+                        profile=profile or None, timing=timing, seed=seed, expr=expr,
+                        flops_per_element=flops_per_element)
+    if sanitize:
+        from rooflab.measure import sanitize as sanitizer  # noqa: PLC0415
+
+        specs = [sanitizer.target_spec(t, op, expr=expr, flops_per_element=flops_per_element, op_module=op_module)]
+        if op == "gemm":
+            specs += [sanitizer.rung_spec(v.name, v.aligned) for v in _rungs(vs_list or []) if v.name != t.name]
+        secs["sanitize"] = sanitize_section(specs)
     doc = measure("bench", **secs)
+    if sanitize:
+        sanitizer.apply(doc)
     emit(doc, tables(doc), [], fmt, out_file)
+    res = api.Result(doc)
+    for w in res.warnings:
+        err.print(f"warning: {w}", markup=False, style="yellow")
     if roofline_png:
         from rooflab.model import placement  # noqa: PLC0415
         from rooflab.report.picture import plot  # noqa: PLC0415
 
         suffix = roofline_png.lower().rsplit(".", 1)[-1]
         plot(placement.roofline(doc), **{f"{suffix}_path": roofline_png})
-        err.print(f"wrote {roofline_png}")
-    if not api.Result(doc).passed:
-        err.print("[red]FAILED its check: no throughput is reported for it[/red]")
-        sys.exit(1)
-
+        err.print(f"wrote {roofline_png}", markup=False)
+    for line in (doc.get("profile") or {}).get("skipped", []):
+        err.print(f"warning: {line}", markup=False, style="yellow")
+    if not res.passed:
+        fail(f"{', '.join(res.failed)} FAILED: no throughput is reported for "
+             f"{'it' if len(res.failed) == 1 else 'them'} (see the checks above)", 1)
 
 
 @cli.command(short_help="search the tunable rungs' launch configurations, cache the winner (G12)")

@@ -27,6 +27,17 @@ class KernelError(RooflabError):
         super().__init__(f"{kernel}: {call} failed: {detail}")
 
 
+class CallableError(KernelError):
+    """A user's Python callable raised: that kernel FAILED (the exception is the user's, not rooflab's).
+    The message names the callable, the exception's last line and, where it is plain, the likely fix."""
+
+    def __init__(self, kernel: str, exc: BaseException, hint: str = ""):
+        lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+        detail = f"{type(exc).__name__}: {lines[-1]}" if lines else type(exc).__name__
+        self.kernel, self.call, self.detail = kernel, "the Python callable", detail + (f" ({hint})" if hint else "")
+        RooflabError.__init__(self, f"{kernel} raised {self.detail}")
+
+
 class ToolError(RooflabError):
     """An external tool (ncu, nvcc) is missing or refused."""
 

@@ -129,6 +129,36 @@ def profile_section(*, with_gemm: bool, n: int, size: int, raw_dir: str | None =
                                           extra=extra, labels=labels)
 
 
+def gemm_then_profile(gemm: Section, *, n: int, size: int, extra: list | None = None,
+                      ceilings: bool = False) -> tuple[Section, Section]:
+    """The GEMM section, and a profile section to run after it that profiles only the kernels that
+    passed their checks (a FAILED kernel's counters describe a wrong computation): the ceilings too
+    with `ceilings`. Each kernel left out is named in the section's "skipped"."""
+    from rooflab.measure import profiling  # noqa: PLC0415
+
+    seen: dict = {}
+
+    def run_gemm(dev, say):
+        seen["gemm"] = sec = gemm(dev, say)
+        return sec
+
+    def run_profile(dev, say):
+        recs = (seen.get("gemm") or {}).get("rungs", [])
+        passed = [r["kernel"] for r in recs if r.get("passed")]
+        failed = [f"{r['kernel']}: not profiled, it FAILED its check" for r in recs
+                  if not r.get("passed") and not r.get("skipped")]
+        labels = [*(profiling.CEILING_LABELS if ceilings else ()), *passed]
+        if labels:
+            sec = profiling.run(with_gemm=False, n=n, size=size, progress=say, extra=extra, labels=labels)
+        else:
+            sec = {"kernels": [], "skipped": [], "config": {"n": n, "size": size}}
+        sec.setdefault("config", {})["gemm"] = bool(passed)
+        sec["skipped"] = [*sec.get("skipped", []), *failed]
+        return sec
+
+    return run_gemm, run_profile
+
+
 def report_sections(cfg: ReportConfig) -> dict[str, Section]:
     """What `rooflab report` measures, with the quick settings applied."""
     n = min(cfg.n, 2048) if cfg.quick else cfg.n
@@ -142,7 +172,8 @@ def report_sections(cfg: ReportConfig) -> dict[str, Section]:
     if cfg.profile:
         from rooflab.measure.bandwidth import BandwidthConfig  # noqa: PLC0415
 
-        prof = profile_section(with_gemm=True, n=n, size=BandwidthConfig().n, extra=cfg.extra)
+        sections["gemm"], prof = gemm_then_profile(sections["gemm"], n=n, size=BandwidthConfig().n, extra=cfg.extra,
+                                                   ceilings=True)
 
         def profile_or_skip(dev, say):
             try:

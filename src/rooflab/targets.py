@@ -10,8 +10,7 @@ from collections.abc import Callable as _Fn
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rooflab.errors import UsageError
-from rooflab.ops.record import TOLERANCES
+from rooflab.errors import CallableError, UsageError
 from rooflab.rungs.record import Rung, cdiv
 
 Geometry = tuple[int, ...] | _Fn | str | None
@@ -24,26 +23,50 @@ def _triple(t) -> tuple[int, int, int]:
     return (t + (1, 1))[:3]
 
 
+GRID_NAMES = {"gemm": {"m", "n", "k"}, "stream": {"n"}}
+DEFAULT_BLOCK = {"gemm": (16, 16, 1), "stream": (256, 1, 1)}
+
+
 def grid_function(grid: Geometry, block: tuple[int, int, int], op: str) -> _Fn:
-    """grid(m, n, k) from a tuple, a function, an expression in m, n, k (and cdiv), or the default:
-    one thread per output element (x over columns, y over rows for gemm; x over elements for stream)."""
+    """grid(m, n, k) from a tuple, a function, an expression (in m, n, k and cdiv for gemm; in n, the
+    element count, and cdiv for the other ops), or the default: one thread per output element (x over
+    columns, y over rows for gemm; x over the n elements otherwise). Other ops call it as grid(1, n, 1)."""
+    kind = "gemm" if op == "gemm" else "stream"
     if grid is None:
-        if op == "gemm":
+        if kind == "gemm":
             return lambda m, n, k: (cdiv(n, block[0]), cdiv(m, block[1]), 1)
-        return lambda m, n, k: (cdiv(m, block[0]), 1, 1)
+        return lambda m, n, k: (cdiv(n, block[0]), 1, 1)
     if callable(grid):
         return lambda m, n, k: _triple(grid(m, n, k))
     if isinstance(grid, str):
         try:
-            code = compile(ast.parse(f"({grid},)", mode="eval"), "<grid>", "eval")
+            tree = ast.parse(f"({grid},)", mode="eval")
         except SyntaxError as exc:
-            raise UsageError(f"--grid {grid!r} is not an expression in m, n, k ({exc.msg})") from None
-        names = {n.id for n in ast.walk(ast.parse(f"({grid},)", mode="eval")) if isinstance(n, ast.Name)}
-        if names - {"m", "n", "k", "cdiv"}:
-            raise UsageError(f"--grid may use m, n, k and cdiv, not {', '.join(sorted(names - {'m', 'n', 'k', 'cdiv'}))}")
+            raise UsageError(f"--grid {grid!r} is not an expression ({exc.msg})") from None
+        allowed = GRID_NAMES[kind] | {"cdiv"}
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        if names - allowed:
+            what = "m, n, k" if kind == "gemm" else "n (the element count)"
+            raise UsageError(f"--grid for --op {op} may use {what} and cdiv, not "
+                             f"{', '.join(sorted(names - allowed))}")
+        code = compile(tree, "<grid>", "eval")
         return lambda m, n, k: _triple(eval(code, {"__builtins__": {}}, {"m": m, "n": n, "k": k, "cdiv": cdiv}))  # noqa: S307
     fixed = _triple(grid)
     return lambda m, n, k: fixed
+
+
+def coverage_warning(grid: tuple[int, ...], block: tuple[int, ...], count: int) -> str | None:
+    """A launch of an elementwise op with more than a block's worth of threads beyond its elements
+    writes some elements more than once (a 2-D block over a 1-D kernel): it runs, and is slow."""
+    threads = 1
+    for x in (*grid, *block):
+        threads *= int(x)
+    per_block = int(block[0]) * int(block[1]) * int(block[2])
+    if threads <= count + per_block:
+        return None
+    return (f"the launch (grid {tuple(grid)}, block {tuple(block)}) has {threads / count:.3g} threads per element: "
+            f"a one-thread-per-element kernel writes elements more than once; for --op stream give a 1-D "
+            f"--block (e.g. 256) and a grid over n")
 
 
 @dataclass
@@ -51,7 +74,8 @@ class CudaKernel:
     """A kernel in a .cu file, compiled at run time with NVRTC for the GPU found.
 
     For op="gemm" the kernel takes (const float* A, const float* B, float* C, int M, int N, int K),
-    row-major; for op="stream" (const float* x, float* y, unsigned long long n).
+    row-major; for op="stream" (const float* x, float* y, unsigned long long n), launched with a
+    1-D block (256 unless given) and a grid over the n elements (a grid expression uses n).
 
         k = rooflab.CudaKernel("my_sgemm.cu", "my_sgemm", block=(16, 16),
                                grid=lambda m, n, k: (rooflab.cdiv(n, 16), rooflab.cdiv(m, 16)))
@@ -59,7 +83,7 @@ class CudaKernel:
 
     path: str
     name: str
-    block: tuple[int, ...] = (16, 16)
+    block: tuple[int, ...] | None = None  # None: (16, 16) for op="gemm", 256 for the other ops
     grid: Geometry = None  # tuple, function of (m, n, k), expression string, or None (one thread per output)
     options: tuple[str, ...] = ()
     shared_mem: int = 0
@@ -71,13 +95,17 @@ class CudaKernel:
         if not p.is_file():
             raise UsageError(f"{self.path}: no such kernel file")
         self.path = str(p.resolve())
-        self.block = _triple(self.block)
+        self.block = None if self.block is None else _triple(self.block)
+
+    def block_for(self, op: str) -> tuple[int, int, int]:
+        return self.block or DEFAULT_BLOCK["gemm" if op == "gemm" else "stream"]
 
     def rung(self, op: str = "gemm") -> Rung:
+        block = self.block_for(op)
         return Rung(name=self.label or self.name, title=self.title or f"{self.name} ({Path(self.path).name})",
                     stage="your kernel", explain=f"{self.name} from {self.path}.", loads_per_fma=None,
-                    source=self.path, kernel=self.name, block=self.block,
-                    grid=grid_function(self.grid, self.block, op), options=tuple(self.options),
+                    source=self.path, kernel=self.name, block=block,
+                    grid=grid_function(self.grid, block, op), options=tuple(self.options),
                     shared_mem=self.shared_mem)
 
 
@@ -108,15 +136,29 @@ class Callable:
         self.name = self.name or getattr(self.fn, "__name__", "callable")
 
     def wrap(self):
-        """fn over CuPy arrays (converted to torch tensors without copies where asked)."""
-        if self.framework == "cupy":
-            return self.fn
-        import torch  # noqa: PLC0415
+        """fn over CuPy arrays (converted to torch tensors without copies where asked). Whatever fn
+        raises is the user's: it becomes a CallableError, which FAILS this kernel and no other."""
+        torch = None
+        if self.framework == "torch":
+            import torch  # noqa: PLC0415
 
         def call(*arrays):
-            return self.fn(*(torch.as_tensor(a, device="cuda") for a in arrays))
+            args = arrays if torch is None else tuple(torch.as_tensor(a, device="cuda") for a in arrays)
+            try:
+                return self.fn(*args)
+            except Exception as exc:
+                raise CallableError(self.name, exc, self._hint(exc)) from exc
 
         return call
+
+    def _hint(self, exc: Exception) -> str:
+        """The likely fix, where the exception makes it plain."""
+        text = str(exc)
+        if self.framework == "cupy" and isinstance(exc, AttributeError) and (
+                "ndarray" in text or any(w in text for w in ("data_ptr", "stride", "is_cuda", "element_size"))):
+            return ("it was given CuPy arrays; a Triton or torch function needs torch tensors: "
+                    "--framework torch (framework='torch' in Python)")
+        return ""
 
     def rung(self, op: str = "gemm") -> Rung:
         call = self.wrap()
@@ -133,7 +175,7 @@ class Callable:
             where = "?"
         return Rung(name=self.name, title=self.title or f"{self.name} (Python callable)", stage="your kernel",
                     explain=f"{self.name} from {where}.", loads_per_fma=None, launcher=make,
-                    precision=self.precision, block=(0, 0, 0), normwise_tol=TOLERANCES.get(self.precision, 1e-5))
+                    precision=self.precision, block=(0, 0, 0))
 
 
 def load_callable(path: str):

@@ -77,6 +77,43 @@ class Kernel:
         }
 
 
+CHECK_ARCH = "90"  # NVRTC alone, no GPU to ask: the newest architecture every supported CUDA 12 knows
+
+
+def _nvrtc_compile(code: str, options: tuple[str, ...], path: str, name_expressions) -> None:
+    """Compile to device code with CuPy's NVRTC wrapper and no device; raises CompileError with the
+    log. Anything else (no CuPy, an NVRTC that cannot load) raises LookupError: nothing to check with."""
+    try:
+        from cupy.cuda import compiler  # noqa: PLC0415
+    except Exception as exc:
+        raise LookupError(str(exc)) from None
+    try:  # the file name only: CuPy writes the source under that name in a folder of its own
+        compiler.compile_using_nvrtc(code, options, arch=CHECK_ARCH, filename=Path(path).name,
+                                     name_expressions=name_expressions)
+    except compiler.CompileException as exc:
+        log = str(exc.get_message())
+        if "cannot open source file" in log:  # a header the GPU run's include path may hold
+            raise LookupError(log) from None
+        raise CompileError(path, log) from None
+    except Exception as exc:  # an NVRTC library that does not load, an older CuPy's signature
+        raise LookupError(str(exc)) from None
+
+
+def check_compiles(path: str, name: str, options: tuple[str, ...] = ()) -> None:
+    """Where no GPU is usable but NVRTC is, compile a user's kernel file anyway so that its compiler
+    errors (bad input, exit 2) come before "no GPU" (exit 3). With a GPU, or with nothing to compile
+    with, this does nothing: the run compiles it first thing."""
+    from rooflab.cuda.gpu import gpu_available  # noqa: PLC0415
+
+    if any(o.startswith(("-arch", "--gpu-architecture")) for o in options) or gpu_available():
+        return
+    code = read_source(path)
+    try:
+        _nvrtc_compile(code, ("-std=c++17", *options), path, (name,) if "<" in name else None)
+    except LookupError:
+        return
+
+
 def get_kernel(relpath: str, name: str, *, options: tuple[str, ...] = (), label: str | None = None) -> Kernel:
     """Compile (cached per process; CuPy also caches on disk) and return one kernel.
 

@@ -19,28 +19,49 @@ from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cupy, synchronize
 from rooflab.cuda.timing import time_launches
-from rooflab.errors import KernelError, UsageError
+from rooflab.errors import CallableError, KernelError, RooflabError, UsageError
 from rooflab.measure.guards import Guarded
 from rooflab.model.check import Check, make_check
 from rooflab.ops.record import Op
 from rooflab.targets import Callable as PyCallable
-from rooflab.targets import CudaKernel, grid_function
+from rooflab.targets import CudaKernel, coverage_warning, grid_function
 
 RUNS = 3
 
 
 def _launcher(target, op: Op, n: tuple[int, ...]):
+    """launch(inputs, out), what to record of it, and warnings about the launch."""
     if isinstance(target, CudaKernel):
         kern = get_kernel(target.path, target.name, options=tuple(target.options), label=target.name)
         kern.allow_shared(target.shared_mem)
-        grid = grid_function(target.grid, target.block, "stream")(n[0], 1, 1)
-        info = {"grid": list(grid), "block": list(target.block), **kern.resources()}
-        return (lambda ins, out: kern.launch(grid, target.block, op.args(ins, out, n),
-                                              shared_mem=target.shared_mem)), info
+        block = target.block_for(op.name)
+        count = int(np.prod(n))
+        try:  # the element count is n; a grid function of the user's may raise
+            grid = grid_function(target.grid, block, op.name)(1, count, 1)
+        except RooflabError:
+            raise
+        except Exception as exc:
+            raise CallableError(f"{target.name}'s grid function", exc) from exc
+        info = {"grid": list(grid), "block": list(block), **kern.resources()}
+        warnings = []
+        if op.name == "stream":  # one output per element: more threads than that write twice
+            warnings = [w for w in [coverage_warning(grid, block, count)] if w]
+        return (lambda ins, out: kern.launch(grid, block, _op_call(op, "args", op.args, ins, out, n),
+                                             shared_mem=target.shared_mem)), info, warnings
     if isinstance(target, PyCallable):
         call = target.wrap()
-        return (lambda ins, out: call(*ins, out)), {"callable": target.name}
+        return (lambda ins, out: call(*ins, out)), {"callable": target.name}, []
     raise UsageError(f"not a kernel rooflab can run: {target!r}")
+
+
+def _op_call(op: Op, what: str, fn, *args):
+    """An Op's own functions are the user's code (--op custom): what they raise FAILS the kernel."""
+    try:
+        return fn(*args)
+    except RooflabError:
+        raise
+    except Exception as exc:
+        raise CallableError(f"the op {op.name!r} ({what})", exc) from exc
 
 
 def run_one(target, op: Op, n: tuple[int, ...], device: DeviceInfo, *, reps: int, seed: int,
@@ -50,15 +71,16 @@ def run_one(target, op: Op, n: tuple[int, ...], device: DeviceInfo, *, reps: int
     name = target.name
     precision = getattr(target, "precision", "fp32")
     rec = {"kernel": name, "title": getattr(target, "title", None) or name, "op": op.name, "n": list(n),
-           "precision": precision, "flops": op.flops(n), "bytes": op.bytes(n), "checks": [], "passed": False,
-           "error": None, "timing": None, "launch": None}
+           "precision": precision, "flops": None, "bytes": None, "checks": [], "passed": False,
+           "error": None, "timing": None, "launch": None, "warnings": []}
     try:
+        rec["flops"], rec["bytes"] = _op_call(op, "flops", op.flops, n), _op_call(op, "bytes", op.bytes, n)
         say(f"{name}: compile")
-        launch, rec["launch"] = _launcher(target, op, n)
+        launch, rec["launch"], rec["warnings"] = _launcher(target, op, n)
         say(f"{name}: check")
-        ins = op.inputs(cp, n, seed)
-        ref = op.reference(cp, *ins)
-        out = Guarded(tuple(op.out_shape(n)))
+        ins = _op_call(op, "inputs", op.inputs, cp, n, seed)
+        ref = _op_call(op, "reference", op.reference, cp, *ins)
+        out = Guarded(tuple(_op_call(op, "out_shape", op.out_shape, n)))
         shape = (int(np.prod(n)), 1, 1)
         checks = []
         results = []

@@ -4,10 +4,16 @@ The built-in ladder and a user's kernel (rooflab.api) go through the same path.
 Checks, in order (any failure stops the rung: no time is ever taken for it). Every checked
 output is poisoned with NaN and sits between two guard zones of sentinel words:
 1. at the check size (default 512) against a CPU float64 reference: the seed's
-   max-relative check on [0,1) inputs, and the normwise check on [-1,1) inputs;
-2. at the timed size against a GPU float64 product, normwise, [-1,1) inputs
-   (skipped when the timed size is the check size) -- a missing barrier can pass at
-   small sizes and fail only here;
+   max-relative check on [0,1) inputs, the componentwise bound
+   |C - C64| <= c (K + 4) u (|A|·|B|) on [0,1) and [-1,1) inputs and the normwise check
+   on [-1,1) inputs, with tolerances from the precision's error model at that K
+   (rooflab.model.tolerance);
+   then the same at 509x383x257 for a kernel that takes any shape, unless a checked
+   shape is already non-square and odd -- a stride taken from the wrong dimension
+   passes at every square size;
+2. at the timed size against a GPU float64 product, normwise and componentwise,
+   [-1,1) inputs (skipped when the timed size is the check size) -- a missing barrier
+   can pass at small sizes and fail only here;
 3. guard zones after every checked run: a write outside C fails the rung;
 4. determinism at the timed size: three runs in a row, then concurrent replicas on
    separate streams (blocks of different launches share SMs, so warps drift apart and a
@@ -32,7 +38,7 @@ from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import l2_flusher, time_launches
-from rooflab.errors import KernelError, UsageError
+from rooflab.errors import CallableError, KernelError, RooflabError, UsageError
 from rooflab.measure import tune
 from rooflab.measure.guards import Guarded
 from rooflab.model.check import (
@@ -52,9 +58,11 @@ SEQUENTIAL_RUNS = 3
 REPLICA_BYTES = 1 << 30  # memory the concurrent replicas may take together
 
 CHECKS_TEXT = (
-    "the seed's max-relative check on [0,1) inputs and a normwise check on [-1,1) inputs at the check size "
-    "against a CPU float64 product; a normwise check at the timed size against a GPU float64 product; guard "
-    "zones around C after every checked run; three runs plus concurrent replicas bitwise identical"
+    "the seed's max-relative check on [0,1) inputs, a componentwise error bound on [0,1) and [-1,1) inputs and a "
+    "normwise check on [-1,1) inputs (tolerances from the precision's error model at each K) at the check size and "
+    "at 509x383x257 against a CPU float64 product; normwise and componentwise at the timed size against a GPU "
+    "float64 product; guard zones around C after every checked run; three runs plus concurrent replicas bitwise "
+    "identical"
 )
 
 
@@ -91,8 +99,9 @@ class GemmConfig:
 
 
 def bytes_needed(m: int, n: int, k: int) -> int:
-    """Device memory for one run: A, B, C, the float64 product and the float64 copies it is made from."""
-    return 4 * (m * k + k * n + m * n) + 8 * (m * n + m * k + k * n)
+    """Device memory for one run: A, B, C, the float64 products (of the inputs and of their absolute
+    values) and the float64 copies they are made from."""
+    return 4 * (m * k + k * n + m * n) + 8 * (2 * m * n + m * k + k * n)
 
 
 def check_fits(cfg: GemmConfig, device: DeviceInfo) -> None:
@@ -100,7 +109,7 @@ def check_fits(cfg: GemmConfig, device: DeviceInfo) -> None:
     have = device.memory_bytes
     if have and need > 0.9 * have:
         size = f"N={cfg.n}" if cfg.m == cfg.n == cfg.k else f"{cfg.m}×{cfg.n}×{cfg.k}"
-        raise UsageError(f"{size} needs {_human(need)} (A, B, C and the float64 reference); this GPU has "
+        raise UsageError(f"{size} needs {_human(need)} (A, B, C and the float64 references); this GPU has "
                          f"{_human(have)}")
 
 
@@ -133,7 +142,13 @@ def prepare(rung: Rung, m: int, n: int, k: int):
         return make(m, n, k), {"library": rung.launcher if isinstance(rung.launcher, str) else rung.name}
     kern = get_kernel(rung.source, rung.kernel, options=rung.options, label=rung.name)
     kern.allow_shared(rung.shared_mem)
-    grid, block, smem = tuple(rung.grid(m, n, k)), tuple(rung.block), rung.shared_mem
+    try:  # a user's grid function may raise: that kernel FAILS
+        grid = tuple(rung.grid(m, n, k))
+    except RooflabError:
+        raise
+    except Exception as exc:
+        raise CallableError(f"{rung.name}'s grid function", exc) from exc
+    block, smem = tuple(rung.block), rung.shared_mem
     stage, kk = None, k
     if rung.staging:  # a pre-pass hands the kernel its operands in the layout it reads
         stage, kk = staging.stager(rung.source, rung.options, rung.staging, m, n, k, rung.name)
@@ -149,6 +164,39 @@ def prepare(rung: Rung, m: int, n: int, k: int):
     return launch, info
 
 
+ODD_SHAPE = (509, 383, 257)  # M, N, K: odd and pairwise distinct, so a swapped stride or edge cannot pass
+
+
+def needs_odd_check(*shapes: tuple[int, int, int]) -> bool:
+    """Square sizes hide a stride taken from the wrong dimension (C indexed with K for N): unless a
+    checked shape is already non-square with an odd size, an extra check runs at ODD_SHAPE."""
+    return not any(len(set(s)) == 3 and any(x % 2 for x in s) for s in shapes)
+
+
+@dataclass
+class _Set:
+    """One checked problem: host inputs (for the rounded variants), device inputs, the float64
+    product of the FP32 inputs and the float64 product of their absolute values."""
+
+    shape: tuple[int, int, int]
+    label: str
+    a_host: np.ndarray | None
+    b_host: np.ndarray | None
+    a: object
+    b: object
+    ref: object
+    absprod: object
+
+
+def _host_set(cp, rng, shape, label: str, lo: float) -> _Set:
+    m, n, k = shape
+    a = rng.uniform(lo, 1.0, (m, k)).astype(np.float32)
+    b = rng.uniform(lo, 1.0, (k, n)).astype(np.float32)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    return _Set(shape, label, a, b, cp.asarray(a), cp.asarray(b), cp.asarray(a64 @ b64),
+                cp.asarray(np.abs(a64) @ np.abs(b64)))
+
+
 class _Inputs:
     """Inputs and float64 references shared by every rung of one run."""
 
@@ -158,23 +206,26 @@ class _Inputs:
         rng = np.random.default_rng(seed)
         cm, cn, ck = (min(cfg.m, cfg.check_n), min(cfg.n, cfg.check_n), min(cfg.k, cfg.check_n))
         self.check_shape = (cm, cn, ck)
-        self.small_host = []
-        for label, lo in ((POSITIVE, 0.0), (MIXED, -1.0)):
-            a = rng.uniform(lo, 1.0, (cm, ck)).astype(np.float32)
-            b = rng.uniform(lo, 1.0, (ck, cn)).astype(np.float32)
-            self.small_host.append((label, a, b))
-        self.small = [(label, cp.asarray(a), cp.asarray(b), cp.asarray(a.astype(np.float64) @ b.astype(np.float64)))
-                      for label, a, b in self.small_host]
         m, n, k = cfg.m, cfg.n, cfg.k
+        self.small = [_host_set(cp, rng, self.check_shape, label, lo) for label, lo in ((POSITIVE, 0.0), (MIXED, -1.0))]
+        # the odd shape's inputs come from their own generator: the check size's stay as they were
+        odd_rng = np.random.default_rng([seed, 509])
+        self.odd = ([_host_set(cp, odd_rng, ODD_SHAPE, label, lo) for label, lo in ((POSITIVE, 0.0), (MIXED, -1.0))]
+                    if needs_odd_check(self.check_shape, (m, n, k)) else [])
         if (m, n, k) == self.check_shape:  # the timed size is the check size: reuse its [-1,1) inputs
-            _, self.a, self.b, self.ref = self.small[1]
+            self.timed = self.small[1]
         else:
             with cuda_call("inputs", "curand uniform / float64 reference GEMM"):
                 rs = cp.random.RandomState(seed + 1)
-                self.a = rs.uniform(-1.0, 1.0, (m, k), dtype=cp.float32)
-                self.b = rs.uniform(-1.0, 1.0, (k, n), dtype=cp.float32)
-                self.ref = self.a.astype(cp.float64) @ self.b.astype(cp.float64)
+                a = rs.uniform(-1.0, 1.0, (m, k), dtype=cp.float32)
+                b = rs.uniform(-1.0, 1.0, (k, n), dtype=cp.float32)
+                a64, b64 = a.astype(cp.float64), b.astype(cp.float64)
+                ref = a64 @ b64
+                absprod = cp.abs(a64) @ cp.abs(b64)
+                del a64, b64
                 synchronize("float64 reference")
+            self.timed = _Set((m, n, k), MIXED, None, None, a, b, ref, absprod)
+        self.a, self.b, self.ref = self.timed.a, self.timed.b, self.timed.ref
         self.c = Guarded((m, n))
         self._variants: dict = {}
 
@@ -186,33 +237,55 @@ class _Inputs:
         return self._variants[key]
 
 
+@dataclass
+class _Checked:
+    """One checked problem as a rung takes it: its inputs, the reference of its rounded inputs, and
+    the FP32 inputs' own references (ref32, absprod) for the componentwise bound."""
+
+    shape: tuple[int, int, int]
+    label: str
+    a: object
+    b: object
+    ref: object
+    ref32: object
+    absprod: object
+
+
 class _Variant:
-    """One input format and rounding: small [(label, a, b, ref, ref_fp32)], and a, b, ref, ref_fp32
-    at the timed size. For fp32 inputs with no rounding these are the shared arrays themselves."""
+    """One input format and rounding: the check-size and odd-shape problems (small, odd) and the
+    timed one (timed). For fp32 inputs with no rounding these are the shared arrays themselves."""
 
     def __init__(self, inp: _Inputs, inputs: str, rounding: str):
-        cp = cupy()
         self.rounding = rounding
+        self.small = [self._host(s, inputs, rounding) for s in inp.small]
+        self.odd = [self._host(s, inputs, rounding) for s in inp.odd]
+        self.timed = (self.small[1] if inp.timed is inp.small[1] else self._device(inp.timed, inputs, rounding))
+        self.a, self.b, self.ref, self.ref32 = self.timed.a, self.timed.b, self.timed.ref, self.timed.ref32
 
-        def convert(xp, x):
-            return bf16_bits(xp, x) if inputs == "bf16" else x
+    @staticmethod
+    def _convert(xp, x, inputs: str):
+        return bf16_bits(xp, x) if inputs == "bf16" else x
 
-        self.small = []
-        for (label, a, b), (_, da, db, ref32) in zip(inp.small_host, inp.small):
-            if rounding == "fp32" and inputs == "fp32":
-                self.small.append((label, da, db, ref32, ref32))
-                continue
-            ra, rb = round_inputs(np, a, rounding), round_inputs(np, b, rounding)
-            ref = cp.asarray(ra.astype(np.float64) @ rb.astype(np.float64))
-            self.small.append((label, convert(cp, da), convert(cp, db), ref, ref32))
+    def _host(self, s: _Set, inputs: str, rounding: str) -> _Checked:
+        cp = cupy()
         if rounding == "fp32" and inputs == "fp32":
-            self.a, self.b, self.ref, self.ref32 = inp.a, inp.b, inp.ref, inp.ref
-            return
+            return _Checked(s.shape, s.label, s.a, s.b, s.ref, s.ref, s.absprod)
+        ra, rb = round_inputs(np, s.a_host, rounding), round_inputs(np, s.b_host, rounding)
+        ref = cp.asarray(ra.astype(np.float64) @ rb.astype(np.float64))
+        return _Checked(s.shape, s.label, self._convert(cp, s.a, inputs), self._convert(cp, s.b, inputs), ref,
+                        s.ref, s.absprod)
+
+    def _device(self, s: _Set, inputs: str, rounding: str) -> _Checked:
+        cp = cupy()
+        if rounding == "fp32" and inputs == "fp32":
+            return _Checked(s.shape, s.label, s.a, s.b, s.ref, s.ref, s.absprod)
         with cuda_call("inputs", f"{rounding} rounding / float64 reference GEMM"):
-            ra, rb = round_inputs(cp, inp.a, rounding), round_inputs(cp, inp.b, rounding)
-            self.ref = ra.astype(cp.float64) @ rb.astype(cp.float64)
-            self.a, self.b, self.ref32 = convert(cp, inp.a), convert(cp, inp.b), inp.ref
+            ra, rb = round_inputs(cp, s.a, rounding), round_inputs(cp, s.b, rounding)
+            ref = ra.astype(cp.float64) @ rb.astype(cp.float64)
+            checked = _Checked(s.shape, s.label, self._convert(cp, s.a, inputs), self._convert(cp, s.b, inputs),
+                               ref, s.ref, s.absprod)
             synchronize("float64 reference")
+        return checked
 
 
 def skip_reason(rung: Rung, cfg: GemmConfig, device: DeviceInfo) -> str | None:
@@ -270,17 +343,41 @@ def _determinism(launch, var: _Variant, inp: _Inputs, rung: Rung, shape) -> Chec
     return Check("deterministic", tuple(shape), MIXED, runs, float(differ), 0.0, differ == 0)
 
 
-def _rounding_checks(rung: Rung, cp, out, ref, ref32, shape, inputs: str, reference: str) -> list[Check]:
-    """Normwise against the rounded inputs' reference (the check), and against the FP32 inputs
-    (reported beside it: what the input rounding costs)."""
-    checks = [make_check("normwise", cp, out, ref, shape=shape, inputs=inputs, reference=reference,
-                         tol=rung.normwise_tol)]
+def _value_checks(rung: Rung, cp, out, p: _Checked, reference: str) -> list[Check]:
+    """Componentwise against the FP32 inputs' error bound; on [-1,1) inputs also normwise against the
+    rounded inputs' reference, and normwise against the FP32 inputs (reported beside them: what the
+    input rounding costs)."""
+    k = p.shape[2]
+    checks = [make_check("componentwise", cp, out, p.ref32, shape=p.shape, inputs=p.label, reference=reference,
+                         tol=rung.componentwise_tolerance(k), absprod=p.absprod)]
+    if p.label != MIXED:  # the normwise model is a random walk of mixed-sign errors
+        return checks
+    checks.insert(0, make_check("normwise", cp, out, p.ref, shape=p.shape, inputs=p.label, reference=reference,
+                                tol=rung.normwise_tolerance(k)))
     if rung.rounding != "fp32" or rung.inputs != "fp32":
         checks[0].reference = f"{reference} of {rung.rounding}-rounded inputs"
-        beside = make_check("normwise", cp, out, ref32, shape=shape, inputs=inputs, reference=reference, tol=1.0)
+        beside = make_check("normwise", cp, out, p.ref32, shape=p.shape, inputs=p.label, reference=reference,
+                            tol=1.0)
         beside.name = "error vs FP32 inputs"
         checks.append(beside)
     return checks
+
+
+def _small_checks(rung: Rung, cp, problems: list[_Checked], checks: list[Check]) -> bool:
+    """The CPU-referenced checks of one shape (the check size, or the odd shape); False at a failure."""
+    shape = problems[0].shape
+    launch, _ = prepare(rung, *shape)
+    out = Guarded(shape[:2])
+    for p in problems:
+        touched = _checked_run(launch, p.a, p.b, out, rung.name)
+        if p.label == POSITIVE:
+            checks.append(make_check("seed max-rel", cp, out.array, p.ref, shape=shape, inputs=p.label,
+                                     reference="CPU float64", tol=SEED_RTOL))
+        checks += _value_checks(rung, cp, out.array, p, "CPU float64")
+        checks.append(_guard_check(touched, shape))
+        if not all(ch.passed for ch in checks):
+            return False
+    return True
 
 
 def check_rung(rung: Rung, inp: _Inputs) -> list[Check]:
@@ -288,23 +385,15 @@ def check_rung(rung: Rung, inp: _Inputs) -> list[Check]:
     cp = cupy()
     var = inp.variant(rung)
     checks: list[Check] = []
-    cm, cn, ck = inp.check_shape
-    launch, _ = prepare(rung, cm, cn, ck)
-    small_out = Guarded((cm, cn))
-    for label, a, b, ref, ref32 in var.small:
-        touched = _checked_run(launch, a, b, small_out, rung.name)
-        if label == POSITIVE:
-            checks.append(make_check("seed max-rel", cp, small_out.array, ref, shape=inp.check_shape, inputs=label,
-                                     reference="CPU float64", tol=SEED_RTOL))
-        checks += _rounding_checks(rung, cp, small_out.array, ref, ref32, inp.check_shape, label, "CPU float64")
-        checks.append(_guard_check(touched, inp.check_shape))
-        if not all(ch.passed for ch in checks):
-            return checks
+    if not _small_checks(rung, cp, var.small, checks):
+        return checks
+    if var.odd and rung.aligned == 1 and not _small_checks(rung, cp, var.odd, checks):
+        return checks
     shape = (inp.cfg.m, inp.cfg.n, inp.cfg.k)
     launch, _ = prepare(rung, *shape)
     touched = _checked_run(launch, var.a, var.b, inp.c, rung.name)
     if shape != inp.check_shape:
-        checks += _rounding_checks(rung, cp, inp.c.array, var.ref, var.ref32, shape, MIXED, "GPU float64")
+        checks += _value_checks(rung, cp, inp.c.array, var.timed, "GPU float64")
         checks.append(_guard_check(touched, shape))
         if not all(ch.passed for ch in checks):
             return checks

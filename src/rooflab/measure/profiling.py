@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -84,6 +85,22 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
     }
 
 
+def error_line(output: str) -> str:
+    """What a failed child process said went wrong, in one line: its `rooflab: error:` line, else a
+    Python exception's last line, else its last line of output; never a traceback's frames."""
+    lines = [ln.strip() for ln in output.strip().splitlines() if ln.strip()]
+    mine = [ln for ln in lines if ln.startswith("rooflab: error: ")]
+    if mine:
+        return mine[-1].removeprefix("rooflab: error: ")
+    if any(ln.startswith("Traceback (most recent call last)") for ln in lines):
+        exc = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b.*", ln)]
+        if exc:
+            return exc[-1]
+    frames = re.compile(r'^(Traceback \(most recent call last\)|File "|\^+$|~+$)')
+    rest = [ln for ln in lines if not frames.match(ln) and not ln.startswith("==PROF==")]
+    return rest[-1] if rest else "no output"
+
+
 def find_ncu() -> str:
     path = shutil.which("ncu") or next(
         (p for p in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu") if os.path.exists(p)), None)
@@ -113,6 +130,5 @@ def profile(label: str, extra: list[str] | None = None, timeout: float = 300) ->
                         "ask an administrator to allow profiling, or use --no-profile")
     rows = parse_csv(proc.stdout)
     if proc.returncode != 0 or not rows:
-        tail = " | ".join(ln for ln in out.strip().splitlines()[-3:])
-        raise ToolError(f"ncu on {label} failed (exit {proc.returncode}): {tail}")
+        raise ToolError(f"ncu on {label} failed (exit {proc.returncode}): {error_line(out)}")
     return combine(label, rows), proc.stdout

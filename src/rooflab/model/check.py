@@ -1,13 +1,16 @@
 """Correctness checks against a float64 reference (G1, G2).
 
-Two checks, on two kinds of input, because each breaks where the other works:
+Three value checks, on two kinds of input, because each breaks where the others work:
 - the seed's check, max_i |got-ref| / max(|ref|, 1e-6) <= rtol (1e-3), on inputs
   uniform in [0, 1): every reference entry is then about K/4, far from zero, so the
   per-element relative error is meaningful;
 - the normwise check ||got-ref||_F / ||ref||_F on inputs uniform in [-1, 1):
   with mixed signs some reference entries land near zero, where the seed's
   per-element ratio explodes for a correct kernel, while the normwise error stays
-  at FP32 rounding (~1e-6 at K=4096; TF32 would give ~3e-4).
+  at FP32 rounding (~1e-6 at K=4096; TF32 would give ~3e-4);
+- the componentwise check max_i |got-ref| / (|A|·|B|)_i against the standard GEMM
+  error bound (rooflab.model.tolerance): one wrong element, diluted in the normwise
+  error and too small for the seed's 1e-3, stands out against its own bound.
 Outputs are poisoned with NaN before every checked run; a NaN left anywhere (an
 unwritten element) makes both errors infinite.
 """
@@ -23,7 +26,9 @@ MIXED = "uniform [-1,1)"
 
 @dataclass
 class Check:
-    name: str  # "seed max-rel" | "normwise" | "guard zones" | "deterministic"
+    # "seed max-rel" | "normwise" | "componentwise" | "guard zones" | "deterministic", or a
+    # compute-sanitizer tool ("memcheck", "racecheck", "synccheck") with reference "compute-sanitizer"
+    name: str
     shape: tuple[int, int, int]
     inputs: str
     reference: str  # "CPU float64" | "GPU float64"
@@ -42,6 +47,12 @@ class Check:
             text = (f"{runs} bitwise identical" if self.passed
                     else f"{runs}: {self.value:.0f} elements DIFFER between runs (a race?)")
             return f"{self.name} @ {size}, {self.inputs}: {text}"
+        elif self.reference == "compute-sanitizer":
+            text = ("no errors" if self.passed else f"{self.value:.0f} errors reported") + (
+                f" ({self.inputs})" if self.inputs else "")
+            return f"compute-sanitizer {self.name} @ {size}: {text}"
+        elif self.name == "componentwise":
+            text = f"max |C - C64| / (|A|·|B|) = {self.value:.3e} (bound {self.tol:.1e})"
         elif self.name == "guard zones":
             text = ("nothing written outside C" if self.passed
                     else f"wrote {self.value:.0f} elements outside C")
@@ -89,9 +100,19 @@ def normwise(xp, got, ref) -> tuple[float, int]:
     return _finite_or_inf(xp, got, value)
 
 
-def make_check(name: str, xp, got, ref, *, shape, inputs, reference, tol) -> Check:
-    fn = seed_max_rel if name == "seed max-rel" else normwise
-    value, bad = fn(xp, got, ref)
+def componentwise(xp, got, ref, absprod) -> tuple[float, int]:
+    """max over elements of |got-ref| / (|A|·|B|); where |A|·|B| is 0 the exact result is 0 in any
+    precision, so any error there counts as (practically) infinite."""
+    err = xp.abs(got.astype(xp.float64) - ref)
+    ratio = err / xp.maximum(absprod, 1e-300)
+    return _finite_or_inf(xp, got, ratio.max() if ratio.size else 0.0)
+
+
+def make_check(name: str, xp, got, ref, *, shape, inputs, reference, tol, absprod=None) -> Check:
+    if name == "componentwise":
+        value, bad = componentwise(xp, got, ref, absprod)
+    else:
+        value, bad = (seed_max_rel if name == "seed max-rel" else normwise)(xp, got, ref)
     return Check(name, tuple(shape), inputs, reference, value, tol, value <= tol, bad)
 
 

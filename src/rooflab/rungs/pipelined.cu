@@ -39,6 +39,15 @@
 //     band of GM block-rows down before moving to the next block-column (L2 reuse of
 //     B across the band). The grid is unchanged (cdiv(N, BN), cdiv(M, BM), 1).
 //
+// PLANT_WAIT_SHORT makes every cp.async wait one stage short (a slice may still be in flight
+// when it is read): a race the values can miss at every size and compute-sanitizer's
+// racecheck reports (tests/test_gpu_planted.py).
+#ifdef PLANT_WAIT_SHORT
+#define WAIT_SLACK 1
+#else
+#define WAIT_SLACK 0
+#endif
+//
 // Arithmetic per k-step and thread: TM x TN FFMAs for TM/4 + TN/4 LDS.128
 // (8x8: 64 FFMA per 4 LDS; 8x16: 128 FFMA per 6 LDS). Global: per slice the block
 // loads (BM + BN) x BK floats for BM x BN x BK FMAs, (BM + BN) / (BM x BN) loads
@@ -468,7 +477,7 @@ __device__ __forceinline__ void pipe_v0(float* dsmem, const float* __restrict__ 
         }
         int rd = 0, wr = STAGES - 1;
         for (int t = 0; t < nk; t++) {
-            cp_async_wait<STAGES - 2>();  // this thread's copies of slice t have landed
+            cp_async_wait<STAGES - 2 + WAIT_SLACK>();  // this thread's copies of slice t have landed
             __syncthreads();              // everyone's have; and slice t-1's buffer is free
             if (t + STAGES - 1 < nk) issue(wr, (t + STAGES - 1) * BK);
             cp_async_commit();
@@ -671,7 +680,7 @@ __device__ __forceinline__ void pipe_v1(float* smem, const float* __restrict__ A
         if (s < nk) issue(s, s * SB);
         cp_async_commit();  // empty groups keep the count uniform
     }
-    cp_async_wait<STAGES - 2>();
+    cp_async_wait<STAGES - 2 + WAIT_SLACK>();
     __syncthreads();
     frag(0, 0, 0);
     int rd = 0;                       // float offset of slice t's slot
@@ -687,7 +696,7 @@ __device__ __forceinline__ void pipe_v1(float* smem, const float* __restrict__ A
             if (k < BK - 1) {
                 frag(rd, k + 1, (k + 1) & 1);
             } else if (more) {
-                cp_async_wait<STAGES - 2>();  // this thread's copies of slice t+1 have landed
+                cp_async_wait<STAGES - 2 + WAIT_SLACK>();  // this thread's copies of slice t+1 have landed
                 __syncthreads();              // everyone's have, and everyone is past slice t-1's reads
                 frag(nx, 0, 0);               // BK is even: step BK-1 uses set 1
             }

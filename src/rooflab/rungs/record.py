@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rooflab.model import tolerance
+
 Grid = Callable[[int, int, int], tuple[int, int, int]]
 
 
@@ -91,12 +93,6 @@ class Step:
 Transition = Callable[[Step], str]
 
 
-# The tensor core's own FP32 accumulation truncates, so against the float64 product of the rounded
-# inputs a tensor-core GEMM's error grows about linearly in K (H200, TF32: 2.9e-6 at K=1234, 9.6e-6 at
-# 4096, 1.9e-5 at 8192; BF16 4.0e-6 / 8.6e-6, cuBLAS BF16 the same). 1e-4 holds to K ~ 40000 and still
-# fails a wrong rounding model (7.9e-4 against round-to-nearest TF32 inputs) or a wrong layout (O(1)).
-TENSOR_TOL = 1e-4
-
 
 @dataclass(frozen=True)
 class Variant:
@@ -127,9 +123,8 @@ class Rung:
     block: tuple[int, int, int] = (16, 16, 1)
     grid: Grid | None = None
     precision: str = "fp32"  # which roof judges it: "fp32" CUDA cores; "tf32", "bf16", "3xtf32" tensor cores
-    # None: by precision. FP32-accurate rungs (CUDA cores; 3xTF32 with its round-to-nearest flushes)
-    # 1e-5, FP32 accumulation over K=4096 lands near 1e-6; TF32/BF16 rungs sum in the tensor core's
-    # truncating accumulator: TENSOR_TOL
+    # None: from the precision's error model at the checked K (rooflab.model.tolerance); a number
+    # only where the model cannot know the kernel's rounding (a library that does not document it)
     normwise_tol: float | None = None
     inputs: str = "fp32"  # what A and B are: "fp32" arrays, or "bf16" (uint16 bit patterns)
     # the check's reference: the float64 product of the inputs rounded as the kernel reads them
@@ -168,9 +163,16 @@ class Rung:
     # ratios the seed asks for, time(other) / time(this): (other rung, label)
     ratios: tuple[tuple[str, str], ...] = ()
 
-    def __post_init__(self):
-        if self.normwise_tol is None:
-            object.__setattr__(self, "normwise_tol", 1e-5 if self.precision in ("fp32", "3xtf32") else TENSOR_TOL)
+    def normwise_tolerance(self, k: int) -> float:
+        """The normwise check's tolerance at inner size k, against this rung's own reference."""
+        if self.normwise_tol is not None:
+            return self.normwise_tol
+        rounded = self.rounding != "fp32" or self.inputs != "fp32"
+        return tolerance.normwise(self.precision, k, rounded_reference=rounded)
+
+    def componentwise_tolerance(self, k: int) -> float:
+        """The componentwise bound's factor on |A|·|B| at inner size k, against the FP32 inputs."""
+        return tolerance.componentwise(self.precision, k)
 
     def flops(self, m: int, n: int, k: int) -> float:
         return 2.0 * m * n * k

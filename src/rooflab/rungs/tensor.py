@@ -144,7 +144,7 @@ WGMMA_TF32 = Rung(
     source="rungs/wgmma_tf32.cu", kernel=_WGT_VARIANTS[0].kernel, block=_WGT_VARIANTS[0].block,
     grid=_WGT_VARIANTS[0].grid, shared_mem=_WGT_VARIANTS[0].shared_mem, loads_per_fma=_loads(192, 256),
     requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), variants=_WGT_VARIANTS, staging="tf32",
-    # tolerance TENSOR_TOL (the record's default for TF32): the accumulator stays in the wgmma chain,
+    # tolerance from the TF32 error model (rooflab.model.tolerance): the accumulator stays in the wgmma chain,
     # whose FP32 accumulation truncates (9.6e-6 at K=4096, growing with K; cuBLAS TF32 1.4e-5)
     explain="TF32 on Hopper's warpgroup MMA with the BF16 rung's data path: a pre-pass (timed with the GEMM) "
             "rounds A to TF32 (cvt.rna) and writes B transposed and rounded, so both operands are K-major as "

@@ -1,0 +1,62 @@
+"""GEMM check tolerances from each precision's rounding-error model, as functions of K.
+
+Two checks, two models (u is a unit roundoff; fl(x) = x(1 + d), |d| <= u):
+
+- componentwise, every element against the standard GEMM bound
+  |C - C64| <= c (K + 4) u (|A|·|B|), C64 the float64 product of the FP32 inputs,
+  u of the precision the kernel computes in. For FP32 on the CUDA cores the bound
+  gamma_K = K u / (1 - K u) holds for any summation order, so c = 2 can never fail a
+  correct kernel, yet one element 5e-4 off fails it up to K ~ 4000. The + 4 covers
+  inputs rounded (or truncated, up to 2u each) on the way in, which dominate at K = 1.
+  3xTF32 adds the dropped small·small product and a tensor core's truncating adds (a
+  bias that grows with K on all-positive inputs; c = 4 leaves over 20x the margin a
+  numpy model of that accumulator needs at K = 512 and K = 8192).
+- normwise, ||C - ref||_F / ||ref||_F on inputs uniform in [-1, 1): rounding errors of
+  mixed sign add like a random walk, so FP32 accumulation grows as sqrt(K) u (H200:
+  cuBLAS SGEMM 1.1e-6 = 0.29 sqrt(K) u at K = 4096, the 3xTF32 rungs 0.06 to 0.13);
+  the tolerance 1.25 sqrt(K + 32) u keeps 4x above that and fails a 3xTF32 kernel that
+  drops a correction product (1.07e-5, a TF32 kernel's error) by 2x or more. Where the
+  sum stays in the tensor core's truncating accumulator the bias grows linearly (TF32
+  and BF16: 0.035 to 0.045 K u at K = 1234 to 8192 on mixed signs, up to 0.13 K u on
+  the all-positive inputs at K = 512), allowed 0.5 K u. Where the reference does
+  not round the inputs as the kernel reads them (a user's TF32/BF16 callable), the
+  input rounding itself adds a K-independent 2 u of that precision.
+"""
+
+from __future__ import annotations
+
+import math
+
+U_FP32 = 2.0**-24
+UNIT_ROUNDOFF = {"fp32": U_FP32, "3xtf32": U_FP32, "tf32": 2.0**-11, "bf16": 2.0**-8, "fp16": 2.0**-11}
+FP32_ACCURATE = ("fp32", "3xtf32")
+
+COMPONENTWISE_C = {"fp32": 2.0, "3xtf32": 4.0}  # others: 1, with u of their input precision
+INPUT_ALLOWANCE = 4  # roundings on the way in, in units of u (two inputs, truncated at worst)
+
+NORMWISE_SQRT_C = 1.25
+NORMWISE_SMALL_K = 32  # at small K a few products' roundings, not a random walk (3xTF32: 3.3 u at K = 8)
+TRUNCATING_ACCUMULATOR_C = 0.5
+INPUT_ROUNDING_C = 2.0
+
+
+def unit_roundoff(precision: str) -> float:
+    return UNIT_ROUNDOFF.get(precision, U_FP32)
+
+
+def componentwise(precision: str, k: int) -> float:
+    """The bound's factor on |A|·|B| at inner size k: max |C - C64| / (|A|·|B|) may not exceed it."""
+    c = COMPONENTWISE_C.get(precision, 1.0)
+    return c * (k + INPUT_ALLOWANCE) * unit_roundoff(precision)
+
+
+def normwise(precision: str, k: int, *, rounded_reference: bool) -> float:
+    """The normwise tolerance at inner size k. `rounded_reference`: the reference is the float64
+    product of the inputs rounded as the kernel reads them (a TF32/BF16 rung's own check)."""
+    tol = NORMWISE_SQRT_C * math.sqrt(k + NORMWISE_SMALL_K) * U_FP32
+    if precision in FP32_ACCURATE:
+        return tol
+    tol += TRUNCATING_ACCUMULATOR_C * k * U_FP32
+    if not rounded_reference:
+        tol += INPUT_ROUNDING_C * unit_roundoff(precision)
+    return tol
