@@ -197,3 +197,16 @@ def place_point_labels(ax, lay: Layout, points, fontsize=8.5) -> None:
         if math.hypot(ox, oy) > 10:
             ax.annotate("", (x, y), xytext=(ox, oy), textcoords="offset points", zorder=7, annotation_clip=False,
                         arrowprops={"arrowstyle": "-", "color": colour, "lw": 0.8, "shrinkA": 0, "shrinkB": 4})
+
+
+def along_roof(x0: float, x1: float, y: float):
+    """Candidate spots for a roof's label: above its line flush right, below it, then further left,
+    then a little further off the line."""
+    out = []
+    for lift in (3, 9):
+        for f in (1.0, 0.85, 0.7, 0.55, 0.4, 0.25, 0.1):
+            x = x0 * (x1 / x0) ** f
+            ha = "right" if f == 1.0 else "center"
+            dx = -5 if f == 1.0 else 0
+            out += [((x, y), (dx, lift), ha, "bottom"), ((x, y), (dx, -lift), ha, "top")]
+    return out

@@ -18,7 +18,7 @@ from rooflab.model.roofline import (
     _is_num,
     _pos_finite,
 )
-from rooflab.report.labels import Layout, best_legend, place_point_labels, slope_label
+from rooflab.report.labels import Layout, along_roof, best_legend, place_point_labels, slope_label
 from rooflab.report.styles import MEASURED, THEORETICAL, style_handles
 
 _ROOF_COLOURS = ["#1a1a1a", "#c0392b", "#7d3c98", "#1e8449", "#b9770e", "#2471a3"]
@@ -213,7 +213,7 @@ def _draw(fig, rl: Roofline) -> None:
         t = ax.annotate(f"measured FMA {_fmt(mf_t)} TFLOP/s", (xmax, mf_t), xytext=(-5, 3),
                         textcoords="offset points", ha="right", va="bottom", fontsize=9,
                         fontweight="bold", color=_MEASURED_COLOUR, zorder=6)
-        pending.append((t, _along_roof(mf_t / bw_t, xmax, mf_t), 1.0))
+        pending.append((t, along_roof(mf_t / bw_t, xmax, mf_t), 1.0))
         legend_extra.append(Line2D([], [], color=_MEASURED_COLOUR, lw=1.8, ls=MEASURED,
                                    label="measured FMA rate (a floor under the unknown FP32 peak)"))
 
@@ -228,7 +228,7 @@ def _draw(fig, rl: Roofline) -> None:
         lay.block_marker(ridge, y, 4)
         t = ax.annotate(label, (xmax, y), xytext=(-5, 3), textcoords="offset points", fontsize=9,
                         fontweight="bold", color=colour, zorder=6)
-        pending.append((t, _along_roof(ridge, xmax, y), 1.0))
+        pending.append((t, along_roof(ridge, xmax, y), 1.0))
         text = f"ridge {_fmt(ridge)} FLOP/B"
         if text in ridge_texts:
             continue
@@ -333,15 +333,4 @@ def _roof_groups(rl: Roofline) -> list[tuple[str, float, str]]:
         else:
             heads = [r.label.rsplit(" ", 2)[0] for r in g]
             out.append((f"{' = '.join(heads)} {_fmt(g[0].flops / 1e12)} TFLOP/s", g[0].flops, colours[g[0].name]))
-    return out
-
-
-def _along_roof(x0: float, x1: float, y: float):
-    """Candidate spots for a roof's label: above its line flush right, below it, then further left."""
-    out = []
-    for f in (1.0, 0.75, 0.5, 0.3):
-        x = x0 * (x1 / x0) ** f
-        ha = "right" if f == 1.0 else "center"
-        dx = -5 if f == 1.0 else 0
-        out += [((x, y), (dx, 3), ha, "bottom"), ((x, y), (dx, -3), ha, "top")]
     return out
