@@ -246,3 +246,75 @@ def test_picture_of_one_part_only(tmp_path):
     assert len(plot_sweep(doc).axes) == 1
     with pytest.raises(UsageError):
         plot_sweep({"device": {"name": "x"}})
+
+
+def test_rungs_at_one_size_are_grouped_by_the_reps_they_want():
+    fake = FakeGemm()
+    cfg = sweep.SweepConfig(sizes=[4096, 8192], kernels=["tiled32", "cublas_bf16"], copy=False)
+    sweep.run(cfg, H200, gemm_run=fake, fits=lambda c, d: None)
+    at_8192 = {tuple(ks): reps for n, ks, reps, _c in fake.calls if n == 8192}
+    # tiled32: about 16 ms at 4096, so 0.13 s predicted at 8192: the minimum of 3 reps; cuBLAS BF16 about
+    # 1.5 ms: the schedule's 5
+    assert at_8192 == {("cublas_bf16",): 5, ("tiled32",): 3}
+
+
+# ---------------------------------------------------------------- the command and the report
+
+
+def _cli(*args):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(SRC), CUDA_VISIBLE_DEVICES="")
+    return subprocess.run([sys.executable, "-m", "rooflab", *args], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+
+
+def test_sweep_command_renders_from_a_document(tmp_path):
+    src = tmp_path / "in.json"
+    src.write_text(results.dumps(sweep_doc()))
+    proc = _cli("sweep", "--from", str(src), "--out", str(tmp_path / "out"), "--format", "csv")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("kernel,N,status,reps,median ms,TFLOP/s")
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["results.json", "sweep.csv", "sweep.png", "sweep_copy.csv", "sweep_tflops.csv"]
+
+
+@pytest.mark.parametrize(("args", "mention"), [
+    (["--sizes", "4096..256"], "must go up"),
+    (["--sizes", "abc"], "not a size"),
+    (["--copy-sizes", "100"], "out of range (4096.."),
+    (["--no-copy", "--no-gemm"], "nothing to sweep"),
+    (["--kernels", "nope"], "unknown kernel"),
+])
+def test_sweep_bad_input_is_one_line(args, mention, tmp_path):
+    proc = _cli("sweep", "--out", str(tmp_path / "o"), *args)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rooflab: error: ") and mention in lines[0], proc.stderr
+
+
+def test_sweep_from_a_document_without_a_sweep_is_one_line(tmp_path):
+    proc = _cli("sweep", "--from", str(DATA / "h200_report.json"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "has no sweep section" in proc.stderr
+
+
+def test_the_report_carries_the_sweep(tmp_path):
+    from rooflab import lab
+
+    doc = json.loads(results.dumps(sweep_doc()))
+    written = lab.write_outputs(doc, str(tmp_path))
+    assert {"sweep.png", "sweep.csv", "sweep_tflops.csv", "sweep_copy.csv"} <= set(written)
+    md = (tmp_path / "report.md").read_text()
+    assert md.count("![speed against size](sweep.png)") == 1 and "**GEMM TFLOP/s against N**" in md
+    assert "**Copy bandwidth against array size**" in md
+
+
+def test_the_reports_sweep_keeps_to_a_few_sizes():
+    from rooflab import lab
+
+    assert lab.report_sweep(quick=False)["sizes"] == [1024, 2048, 4096, 8192]
+    assert lab.report_sweep(quick=True)["sizes"] == [1024, 4096]
+    assert "sweep" in lab.report_sections(lab.ReportConfig(profile=False))
+    assert lab.STEPS.index("sweep") == lab.STEPS.index("gemm") + 1

@@ -26,6 +26,7 @@ TARGET_TIMED_S = 0.25  # timed reps per rung and size, at most about this long (
 COPY_REPS = 50  # the bandwidth harness's minimum (the seed's rule)
 MIN_COPY_FLOATS = 1024
 MAX_COPY_BYTES = 2**36
+REPORT_SIZES = [1024, 2048, 4096, 8192]  # the report's sweep: a few sizes within its time budget
 
 
 def default_kernels() -> list[str]:
@@ -166,7 +167,7 @@ def gemm_sweep(cfg: SweepConfig, device, progress: Progress | None = None, gemm_
                 n0, ms0 = last[name]
                 predicted[name] = ms0 * (n / n0) ** 3
                 if predicted[name] > cfg.max_launch_s * 1e3:
-                    stopped[name] = (f"not run from N={n}: a launch would take about {predicted[name] / 1e3:.1g} s "
+                    stopped[name] = (f"not run from N={n}: a launch would take about {predicted[name] / 1e3:.2g} s "
                                      f"({ms0:.3g} ms at N={n0}, times (N/{n0})³), over the sweep's "
                                      f"{cfg.max_launch_s:g} s per launch")
                     rows.append(_skipped_row(name, n, stopped[name]))
@@ -174,23 +175,27 @@ def gemm_sweep(cfg: SweepConfig, device, progress: Progress | None = None, gemm_
             todo.append(name)
         if not todo:
             continue
-        # one reps count per size (the GEMM harness takes one): the slowest predicted rung sets it
-        reps = reps_for(n, cfg.reps, max((predicted[k] for k in todo if k in predicted), default=None))
-        gcfg = gemm.GemmConfig(m=n, n=n, k=n, kernels=todo, reps=reps, check_n=min(cfg.check_n, n), seed=cfg.seed)
-        try:
-            fits(gcfg, device)
-        except UsageError as exc:
-            rows += [_skipped_row(name, n, str(exc)) for name in todo]
-            continue
-        say(f"N={n} ({i + 1}/{len(cfg.sizes)}): {len(todo)} rungs, {reps} reps")
-        section = run(gcfg, device, lambda msg, n=n: say(f"N={n}: {msg}"))
-        for rec in section["rungs"]:
-            row = _row(rec, n, reps)
-            rows.append(row)
-            if row["median_ms"]:
-                last[rec["kernel"]] = (n, row["median_ms"])
-            elif not row["passed"] and not row["skipped"]:  # a failed check: not timed at larger sizes either
-                stopped[rec["kernel"]] = f"not run from N={n} on: it failed at N={n}"
+        # the GEMM harness takes one reps count per call: rungs that want the same count go together
+        groups: dict[int, list[str]] = {}
+        for name in todo:
+            groups.setdefault(reps_for(n, cfg.reps, predicted.get(name)), []).append(name)
+        for reps, names in sorted(groups.items(), reverse=True):
+            gcfg = gemm.GemmConfig(m=n, n=n, k=n, kernels=names, reps=reps, check_n=min(cfg.check_n, n),
+                                   seed=cfg.seed)
+            try:
+                fits(gcfg, device)
+            except UsageError as exc:
+                rows += [_skipped_row(name, n, str(exc)) for name in names]
+                continue
+            say(f"N={n} ({i + 1}/{len(cfg.sizes)}): {len(names)} rungs, {reps} reps")
+            section = run(gcfg, device, lambda msg, n=n: say(f"N={n}: {msg}"))
+            for rec in section["rungs"]:
+                row = _row(rec, n, reps)
+                rows.append(row)
+                if row["median_ms"]:
+                    last[rec["kernel"]] = (n, row["median_ms"])
+                elif not row["passed"] and not row["skipped"]:  # a failed check: not timed at larger sizes
+                    stopped[rec["kernel"]] = f"not run from N={n} on: it failed at N={n}"
     return {"sizes": list(cfg.sizes), "kernels": list(cfg.kernels), "rows": rows,
             "reps_schedule": [list(x) for x in REPS_AT], "max_launch_s": cfg.max_launch_s}
 

@@ -101,6 +101,12 @@ def sweep_tables(doc: dict) -> list[Table]:
 # ----------------------------------------------------------------------------------------------
 
 
+def has_picture(doc: dict) -> bool:
+    """Whether the document has a timed sweep to draw."""
+    g, c = _gemm(doc) or {}, _copy(doc) or {}
+    return any(r.get("tflops") for r in g.get("rows", [])) or any(r.get("gbs") for r in c.get("rows", []))
+
+
 def plot_sweep(doc: dict, path: str | Path | None = None):
     """TFLOP/s against N (log N) per rung with the roofs, and the copy's GB/s against array size;
     written to ``path`` (PNG, or SVG by its extension) when given. Returns the Figure."""
