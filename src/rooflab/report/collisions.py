@@ -32,7 +32,7 @@ class Collision:
         return f"{self.a!r} overlaps {self.b!r}"
 
 
-def _rect(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+def rect(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
     return np.array([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], dtype=float)
 
 
@@ -46,7 +46,7 @@ def _shrunk(c: np.ndarray, by: float = _EPS) -> np.ndarray:
     return np.array(out)
 
 
-def _text_corners(t, renderer) -> np.ndarray | None:
+def text_corners(t, renderer) -> np.ndarray | None:
     if not t.get_visible() or not t.get_text().strip():
         return None
     patch = t.get_bbox_patch()
@@ -55,11 +55,11 @@ def _text_corners(t, renderer) -> np.ndarray | None:
             t.update_positions(renderer)
         t.update_bbox_position_size(renderer)
         bb = patch.get_window_extent(renderer)
-        return _rect(bb.x0, bb.y0, bb.x1, bb.y1)
+        return rect(bb.x0, bb.y0, bb.x1, bb.y1)
     bb = t.get_window_extent(renderer)
     ang = t.get_rotation() % 180
     if ang == 0:
-        return _rect(bb.x0, bb.y0, bb.x1, bb.y1)
+        return rect(bb.x0, bb.y0, bb.x1, bb.y1)
     # a rotated text: its axis-aligned box is centred on the rotated rectangle, whose size is the text's
     # unrotated size
     rot = t.get_rotation()
@@ -82,7 +82,7 @@ def _ticks(ax, renderer):
             if not (lo * (1 - 1e-9) <= loc <= hi * (1 + 1e-9)):
                 continue
             for lab in (tick.label1, tick.label2):
-                c = _text_corners(lab, renderer) if lab.get_visible() else None
+                c = text_corners(lab, renderer) if lab.get_visible() else None
                 if c is not None:
                     yield Shape("tick", lab.get_text(), c, lab)
 
@@ -103,7 +103,7 @@ def shapes(fig) -> list[Shape]:
     px = fig.dpi / 72.0
     out: list[Shape] = []
     for t in fig.texts:
-        c = _text_corners(t, renderer)
+        c = text_corners(t, renderer)
         if c is not None:
             out.append(Shape("text", t.get_text(), c, t))
     for ax in fig.axes:
@@ -111,7 +111,7 @@ def shapes(fig) -> list[Shape]:
             continue
         axbox = ax.get_window_extent(renderer)
         for t in [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]:
-            c = _text_corners(t, renderer)
+            c = text_corners(t, renderer)
             if c is not None:
                 out.append(Shape("text", t.get_text(), c, t))
         out.extend(_ticks(ax, renderer))
@@ -126,15 +126,15 @@ def shapes(fig) -> list[Shape]:
                 if ln.get_clip_on() and not (axbox.x0 - half <= x <= axbox.x1 + half
                                              and axbox.y0 - half <= y <= axbox.y1 + half):
                     continue
-                out.append(Shape("marker", f"{ln.get_label()}[{i}]", _rect(x - half, y - half, x + half, y + half), ln))
+                out.append(Shape("marker", f"{ln.get_label()}[{i}]", rect(x - half, y - half, x + half, y + half), ln))
         leg = ax.get_legend()
         if leg is not None and leg.get_visible():
             bb = leg.get_window_extent(renderer)
-            out.append(Shape("legend", "legend", _rect(bb.x0, bb.y0, bb.x1, bb.y1), leg))
+            out.append(Shape("legend", "legend", rect(bb.x0, bb.y0, bb.x1, bb.y1), leg))
     return out
 
 
-def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
+def overlap(a: np.ndarray, b: np.ndarray) -> bool:
     """Two convex quadrilaterals intersect (separating axis test)."""
     for poly in (a, b):
         for i in range(len(poly)):
@@ -146,7 +146,7 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> bool:
     return True
 
 
-def _inside(poly: np.ndarray, pts: np.ndarray) -> np.ndarray:
+def inside(poly: np.ndarray, pts: np.ndarray) -> np.ndarray:
     """Which of ``pts`` lie inside the convex ``poly`` (corners in order)."""
     ok = np.ones(len(pts), dtype=bool)
     sign = None
@@ -194,11 +194,11 @@ def collisions(fig, lines: bool = True) -> list[Collision]:
             a, b = items[i], items[j]
             if a.kind == "marker" and b.kind == "marker":
                 continue
-            if _overlap(shrunk[i], shrunk[j]):
+            if overlap(shrunk[i], shrunk[j]):
                 found.append(Collision(a, b))
     if lines:
         for ln, pts in line_samples(fig):
             for s, c in zip(items, shrunk):
-                if s.kind in ("text",) and _inside(c, pts).any():
+                if s.kind in ("text",) and inside(c, pts).any():
                     found.append(Collision(s, Shape("line", str(ln.get_label()), pts[:1], ln)))
     return found

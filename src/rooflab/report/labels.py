@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from rooflab.report.collisions import _inside, _overlap, _rect, _text_corners
+from rooflab.report.collisions import inside, overlap, rect, text_corners
 
 HARD = 1e6  # covering a label, marker or legend
 LINE = 1e4  # a data line running through the label
@@ -45,18 +45,18 @@ class Layout:
         self.boxes.append(_aabb(corners))
 
     def block_text(self, t, pad: float = 2.0) -> None:
-        c = _text_corners(t, self.renderer)
+        c = text_corners(t, self.renderer)
         if c is not None:
             self.block(_padded(c, pad * self.px))
 
     def block_marker(self, x: float, y: float, size_pt: float = 8.0) -> None:
         cx, cy = self.ax.transData.transform((x, y))
         h = size_pt * self.px / 2
-        self.block(_rect(cx - h, cy - h, cx + h, cy + h))
+        self.block(rect(cx - h, cy - h, cx + h, cy + h))
 
     def block_bbox(self, bb, pad: float = 2.0) -> None:
         p = pad * self.px
-        self.block(_rect(bb.x0 - p, bb.y0 - p, bb.x1 + p, bb.y1 + p))
+        self.block(rect(bb.x0 - p, bb.y0 - p, bb.x1 + p, bb.y1 + p))
 
     def add_line(self, ln) -> None:
         """A drawn line: labels keep off it (sampled a pixel apart)."""
@@ -75,17 +75,17 @@ class Layout:
         if x0 < ax0 or y0 < ay0 or x1 > ax1 or y1 > ay1:
             score += OUTSIDE
         for (bx0, by0, bx1, by1), poly in zip(self.boxes, self.polys):
-            if bx0 < x1 and x0 < bx1 and by0 < y1 and y0 < by1 and _overlap(corners, poly):
+            if bx0 < x1 and x0 < bx1 and by0 < y1 and y0 < by1 and overlap(corners, poly):
                 score += HARD
         if lines and len(self.lines):
             near = self.lines[(self.lines[:, 0] > x0) & (self.lines[:, 0] < x1)
                               & (self.lines[:, 1] > y0) & (self.lines[:, 1] < y1)]
             if len(near):
-                score += LINE * int(_inside(corners, near).sum() > 0) + float(_inside(corners, near).sum())
+                score += LINE * int(inside(corners, near).sum() > 0) + float(inside(corners, near).sum())
         return score
 
     def corners(self, t, pad: float = 2.0) -> np.ndarray:
-        return _padded(_text_corners(t, self.renderer), pad * self.px)
+        return _padded(text_corners(t, self.renderer), pad * self.px)
 
     def place(self, ann, candidates, pad: float = 2.0, lines: bool = True, extra=None) -> float:
         """Move the annotation ``ann`` to the cheapest of ``candidates`` (each (xy, xytext, ha, va);
@@ -140,7 +140,7 @@ def best_legend(ax, lay: Layout, handles, locs=("lower right", "upper left", "ce
     for loc in locs:
         leg = ax.legend(handles=handles, loc=loc, **kw)
         bb = leg.get_window_extent(lay.renderer)
-        c = _rect(bb.x0 - 2 * lay.px, bb.y0 - 2 * lay.px, bb.x1 + 2 * lay.px, bb.y1 + 2 * lay.px)
+        c = rect(bb.x0 - 2 * lay.px, bb.y0 - 2 * lay.px, bb.x1 + 2 * lay.px, bb.y1 + 2 * lay.px)
         score = lay.cost(c, lines=False)
         if best is None or score < best[0]:
             best = (score, loc, c)
