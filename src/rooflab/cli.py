@@ -914,6 +914,9 @@ def sweep(sizes, kernels, copy_sizes, no_copy, no_gemm, reps, max_launch_s, seed
     Slow rungs stop where a launch would pass --max-launch-s (the naive kernel from about
     N = 8192 on an H200), and large sizes get few reps, so that the default sweep of the
     ladder's SIMT and tensor rungs over 256..16384 stays within a few minutes.
+
+    It is a command of its own rather than `gemm --sizes`: it sweeps the copy too and writes a
+    folder (sweep.png, its CSVs, results.json); `rooflab report` carries a shorter sweep.
     """
     from rooflab import lab, results  # noqa: PLC0415
     from rooflab.measure import sweep as sweep_mod  # noqa: PLC0415
