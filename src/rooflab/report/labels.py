@@ -115,13 +115,17 @@ class Layout:
         return score
 
 
-def around(radii=(7, 12, 18, 26, 36, 48, 62), dirs=((1, 0), (1, 1), (1, -1), (0, 1), (0, -1), (-1, 0),
-                                                      (-1, 1), (-1, -1))):
+DIRS = ((1, 0), (1, 1), (1, -1), (0, 1), (0, -1), (-1, 0), (-1, 1), (-1, -1))
+# farther out, the directions between those too: a crowded cluster needs the room
+DIRS_FAR = DIRS + ((2, 1), (2, -1), (1, 2), (1, -2), (-2, 1), (-2, -1), (-1, 2), (-1, -2))
+
+
+def around(radii=(7, 12, 18, 26, 36, 48, 62, 80, 100), dirs=DIRS):
     """Offsets (points) around an anchor, nearest first: each direction at each distance, with the
     alignment that keeps the text on that side."""
     out = []
     for rad in radii:
-        for dx, dy in dirs:
+        for dx, dy in dirs if rad < 30 else DIRS_FAR:
             n = math.hypot(dx, dy)
             ha = "left" if dx > 0 else ("right" if dx < 0 else "center")
             va = "bottom" if dy > 0 else ("top" if dy < 0 else "center")
