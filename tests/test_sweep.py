@@ -309,6 +309,10 @@ def test_the_report_carries_the_sweep(tmp_path):
     md = (tmp_path / "report.md").read_text()
     assert md.count("![speed against size](sweep.png)") == 1 and "**GEMM TFLOP/s against N**" in md
     assert "**Copy bandwidth against array size**" in md
+    for row in doc["sweep"]["gemm"]["rows"] + doc["sweep"]["copy"]["rows"]:  # nothing timed: no picture
+        row.update(tflops=None, median_ms=None, passed=False, gbs=None, verified=False, skipped="x")
+    written = lab.write_outputs(doc, str(tmp_path / "none"))
+    assert "sweep.png" not in written and "sweep.png" not in (tmp_path / "none" / "report.md").read_text()
 
 
 def test_the_reports_sweep_keeps_to_a_few_sizes():

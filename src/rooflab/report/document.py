@@ -25,6 +25,7 @@ from rooflab.report.specs import (
     specs_table,
     tensor_table,
 )
+from rooflab.report.sweep import has_picture as has_sweep_picture
 from rooflab.report.sweep import sweep_tables
 from rooflab.report.table import Table
 from rooflab.report.telemetry import telemetry_table, warnings
@@ -146,7 +147,8 @@ def markdown(doc: dict, tables: list[Table]) -> str:
                 md.append(f"- **{rec['title']}** ({rec.get('stage', '')}): {explain}")
         md += ["", "### Checks", "", by_key["checks"].to_markdown()]
     if doc.get("sweep"):
-        md += ["## Speed against problem size", "", "![speed against size](sweep.png)", "",
+        md += ["## Speed against problem size", "",
+               *(["![speed against size](sweep.png)", ""] if has_sweep_picture(doc) else []),
                *[by_key[k].to_markdown() for k in ("sweep_tflops", "sweep_copy") if k in by_key],
                "Every rung at every size, with its reps and worst error: sweep.csv.", ""]
     if doc.get("profile"):
