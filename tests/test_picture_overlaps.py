@@ -138,3 +138,10 @@ def test_tick_labels_are_checked():
     ax = fig.axes[0]
     ax.tick_params(axis="x", labelsize=60)  # huge tick labels run into each other
     assert any("tick" in str(c) for c in collisions(fig))
+
+
+@pytest.mark.parametrize("name", ["h200_results.json", "h200_report.json", "h200_bandwidth_4gib.json"])
+def test_every_recorded_document_draws_without_collisions(name):
+    doc = json.loads((DATA / name).read_text())
+    found = collisions(plot(placement.roofline(doc)))
+    assert not found, show(found)
