@@ -18,7 +18,7 @@ from rooflab import results
 from rooflab.errors import NoGPUError, ToolError
 
 PARTIAL = "results.partial.json"
-STEPS = ("device", "specs", "flops", "bandwidth", "memory", "gemm", "profile", "roofline")
+STEPS = ("device", "specs", "flops", "bandwidth", "memory", "gemm", "sweep", "profile", "roofline")
 FALLBACK_GPU = "h100-sxm"  # the spec-only report where no GPU is found
 
 Progress = Callable[[str], None]
@@ -121,6 +121,15 @@ def gemm_section(extra: list | None = None, **kw) -> Section:
     return lambda dev, say: gemm.run(cfg, dev, say, extra=extra)
 
 
+def sweep_section(quick: bool = False, **kw) -> Section:
+    """Speed against problem size; `quick` (the report's) keeps to a few sizes."""
+    from rooflab.measure import sweep  # noqa: PLC0415
+
+    cfg = sweep.SweepConfig(**kw)
+    cfg.validate()
+    return lambda dev, say: sweep.run(cfg, dev, say)
+
+
 def profile_section(*, with_gemm: bool, n: int, size: int, raw_dir: str | None = None,
                     extra: list | None = None, labels: list[str] | None = None) -> Section:
     from rooflab.measure import profiling  # noqa: PLC0415
@@ -168,6 +177,7 @@ def report_sections(cfg: ReportConfig) -> dict[str, Section]:
         "bandwidth": bandwidth_section(cfg.quick),
         "memory": memory_section(cfg.quick),
         "gemm": gemm_section(cfg.extra, m=n, n=n, k=n, reps=10 if cfg.quick else 20, kernels=names),
+        "sweep": sweep_section(**report_sweep(cfg.quick)),
     }
     if cfg.profile:
         from rooflab.measure.bandwidth import BandwidthConfig  # noqa: PLC0415
@@ -183,6 +193,15 @@ def report_sections(cfg: ReportConfig) -> dict[str, Section]:
 
         sections["profile"] = profile_or_skip
     return sections
+
+
+def report_sweep(quick: bool) -> dict:
+    """The report's size sweep: a few sizes, within its time budget (the `sweep` command goes wider)."""
+    from rooflab.measure import sweep  # noqa: PLC0415
+
+    if quick:
+        return {"sizes": [1024, 4096], "reps": 5, "copy_sizes": sweep.parse_bytes("1M,16M,256M")}
+    return {"sizes": sweep.REPORT_SIZES, "reps": 10, "copy_sizes": sweep.parse_bytes("1M..1G")}
 
 
 def gemm_names() -> list[str]:
@@ -239,12 +258,10 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
 
 def write_outputs(doc: dict, out_dir: str) -> list[str]:
     """Write results.json (first), report.md, one CSV per table, roofline.png/.svg and, with a
-    memory section, roofline-levels.png. Returns the names."""
-    import os  # noqa: PLC0415
-    import tempfile  # noqa: PLC0415
-
+    memory section, roofline-levels.png, with a timed sweep, sweep.png. Returns the names."""
     from rooflab.report import document as render_report  # noqa: PLC0415
     from rooflab.report.picture import plot  # noqa: PLC0415
+    from rooflab.report.sweep import has_picture, plot_sweep  # noqa: PLC0415
 
     out = Path(out_dir)
     results.save_document(out / "results.json", doc)  # first: whatever fails after it, the results are kept
@@ -256,14 +273,10 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
         from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
 
         pictures.append(("roofline-levels.png", lambda path: plot_levels(doc, path)))
+    if has_picture(doc):  # speed against problem size
+        pictures.append(("sweep.png", lambda path: plot_sweep(doc, path)))
     for name, draw in pictures:
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=Path(name).suffix)
-        os.close(fd)
-        try:
-            draw(tmp)
-            results.publish(tmp, out / name)  # the umask's permissions, not mkstemp's 0600
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        write_picture(out, name, draw)
         written.append(name)
     for name, text in render_report.files(doc, rl).items():
         if name in written:
@@ -271,4 +284,35 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
         results.write_atomic(out / name, text)
         written.append(name)
     (out / PARTIAL).unlink(missing_ok=True)
+    return written
+
+
+def write_picture(out: Path, name: str, draw: Callable[[str], object]) -> None:
+    """Draw a picture into a temporary file in ``out``, then rename it to ``name``."""
+    import os  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=Path(name).suffix)
+    os.close(fd)
+    try:
+        draw(tmp)
+        results.publish(tmp, out / name)  # the umask's permissions, not mkstemp's 0600
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def write_sweep_outputs(doc: dict, out_dir: str) -> list[str]:
+    """`rooflab sweep`: results.json (first), sweep.png and the sweep's CSVs. Returns the names."""
+    from rooflab.report.sweep import has_picture, plot_sweep, sweep_tables  # noqa: PLC0415
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    results.save_document(out / "results.json", doc)
+    written = ["results.json"]
+    if has_picture(doc):
+        write_picture(out, "sweep.png", lambda path: plot_sweep(doc, path))
+        written.append("sweep.png")
+    for t in sweep_tables(doc):
+        results.write_atomic(out / f"{t.key}.csv", t.to_csv())
+        written.append(f"{t.key}.csv")
     return written

@@ -25,6 +25,8 @@ from rooflab.report.specs import (
     specs_table,
     tensor_table,
 )
+from rooflab.report.sweep import has_picture as has_sweep_picture
+from rooflab.report.sweep import sweep_tables
 from rooflab.report.table import Table
 from rooflab.report.telemetry import telemetry_table, warnings
 
@@ -84,6 +86,8 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
         tables.append(hier)
     if doc.get("gemm"):
         tables += [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
+    if doc.get("sweep"):
+        tables += sweep_tables(doc)
     if doc.get("profile"):
         tables.append(profile_table(doc))
     if rl.points:  # a theoretical roofline places nothing: no header-only table
@@ -142,6 +146,11 @@ def markdown(doc: dict, tables: list[Table]) -> str:
             if explain:
                 md.append(f"- **{rec['title']}** ({rec.get('stage', '')}): {explain}")
         md += ["", "### Checks", "", by_key["checks"].to_markdown()]
+    if doc.get("sweep"):
+        md += ["## Speed against problem size", "",
+               *(["![speed against size](sweep.png)", ""] if has_sweep_picture(doc) else []),
+               *[by_key[k].to_markdown() for k in ("sweep_tflops", "sweep_copy") if k in by_key],
+               "Every rung at every size, with its reps and worst error: sweep.csv.", ""]
     if doc.get("profile"):
         md += ["## Nsight Compute (P8)", "", f"`{doc['profile']['command']}` — {doc['profile']['ncu_version']}", "",
                by_key["profile"].to_markdown()]

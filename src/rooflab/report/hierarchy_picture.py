@@ -11,7 +11,10 @@ from pathlib import Path
 
 from rooflab.errors import UsageError
 from rooflab.model.hierarchy import COMPUTE, LEVEL_NAMES, Hierarchy, hierarchy
-from rooflab.model.roofline import X_MAX, X_MAX_CAP, X_MIN, X_MIN_CAP
+from rooflab.model.roofline import X_MAX, X_MAX_CAP, X_MIN, X_MIN_CAP, _fmt_edge
+from rooflab.report.families import CEILINGS, ORDER, SIMT, TITLES, families, family
+from rooflab.report.labels import Layout, along_roof, around, best_legend, slope_label
+from rooflab.report.styles import line_style, style_handles
 
 LEVEL_STYLE = {"L1": ("#1e8449", "^"), "L2": ("#d35400", "s"), "DRAM": ("#1f4e9c", "o")}
 ROOF_COLOURS = {"fp32": "#1a1a1a", "fp16": "#c0392b", "fp64": "#7d3c98"}
@@ -44,8 +47,13 @@ def _limits(h: Hierarchy) -> tuple[float, float, float, float]:
     return max(xmin, X_MIN_CAP), xmax, ymin, ymax
 
 
-def plot_hierarchy(h: Hierarchy, png_path: str | Path | None = None, svg_path: str | Path | None = None):
+PANEL_AT = 9  # more placed kernels than this: one panel per family, so that 21 rungs stay readable
+
+
+def plot_hierarchy(h: Hierarchy, png_path: str | Path | None = None, svg_path: str | Path | None = None,
+                   families: dict[str, str] | None = None):
     """Draw ``h`` on a fresh Agg figure; write PNG (150 dpi) and/or SVG where paths are given.
+    With more than PANEL_AT kernels and ``families`` (label -> family), one panel per family.
     Returns the Figure."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -53,10 +61,13 @@ def plot_hierarchy(h: Hierarchy, png_path: str | Path | None = None, svg_path: s
 
     if not h.roofs:
         raise UsageError(f"{h.device}: no compute roof to draw")
+    panels = _panels(h, families or {})
+    cols = 1 if len(panels) == 1 else 2
+    rows = math.ceil(len(panels) / cols)
     with matplotlib.rc_context({"svg.fonttype": "none", "font.size": 9}):
-        fig = Figure(figsize=(10, 6.5), dpi=150)
+        fig = Figure(figsize=(10 if cols == 1 else 16, 6.5 if rows == 1 else 6.2 * rows), dpi=150)
         FigureCanvasAgg(fig)
-        _draw(fig, h)
+        _draw(fig, h, panels, (rows, cols))
         for path, fmt in ((png_path, "png"), (svg_path, "svg")):
             if path is not None:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -72,19 +83,39 @@ def plot_levels(doc: dict, path: str | Path):
     h = hierarchy(doc)
     if h is None:
         raise UsageError("the results document has no device FP32 peak: no hierarchical roofline to draw")
+    fams = families(doc)
     p = Path(path)
     if p.suffix.lower() == ".svg":
-        return plot_hierarchy(h, svg_path=p)
-    return plot_hierarchy(h, png_path=p)
+        return plot_hierarchy(h, svg_path=p, families=fams)
+    return plot_hierarchy(h, png_path=p, families=fams)
 
 
-def _draw(fig, h: Hierarchy) -> None:
-    import numpy as np
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-    from matplotlib.transforms import Bbox
+def _panels(h: Hierarchy, fams: dict[str, str]) -> list[tuple[str, list]]:
+    """(title, kernels) per panel: all in one, or one per family (the ceilings go with the SIMT rungs,
+    the FMA kernel being their roof)."""
+    placed = [k for k in h.kernels if _finite_pos(k.achieved)]
+    if len(placed) <= PANEL_AT or not fams:
+        return [("", placed)]
+    groups: dict[str, list] = {}
+    for k in placed:
+        f = family(fams, k.label)
+        groups.setdefault(SIMT if f == CEILINGS else f, []).append(k)
+    return [(TITLES[f] if f != SIMT else "SIMT rungs and the FMA ceiling (FP32 CUDA cores)", groups[f])
+            for f in ORDER if f in groups]
 
-    xmin, xmax, ymin, ymax = _limits(h)
+
+def _panel_roofs(h: Hierarchy, kernels: list, alone: bool) -> list:
+    """The roofs a panel's kernels are judged against, and the FP32 peak (every roof where there is
+    one panel); the measured FP16/FP64 CUDA-core rates go beside the SIMT rungs."""
+    if alone:
+        return list(h.roofs)
+    names = {k.roof for k in kernels}
+    tensor = any(r.name in names for r in h.roofs if r.dashed and not r.measured)
+    out = [r for r in h.roofs if r.precision == "fp32" or r.name in names or (r.measured and not tensor)]
+    return out or list(h.roofs)
+
+
+def _draw(fig, h: Hierarchy, panels, grid) -> None:
     notes = []
     for k in h.kernels:
         if not _finite_pos(k.achieved):
@@ -97,16 +128,41 @@ def _draw(fig, h: Hierarchy) -> None:
         notes.append(f"No slope for {', '.join(missing)}: neither measured nor published.")
     if not h.kernels:
         notes.append("No kernel placed: the document has no Nsight Compute profile with L1/L2 byte counts.")
-    bottom = 0.095 + 0.024 * len(notes)
-    ax = fig.add_axes((0.075, bottom, 0.905, 0.925 - bottom))
+    rows, cols = grid
+    inch = fig.get_figheight()
+    foot = (0.5 + 0.17 * len(notes)) / inch  # room for the x label and the notes, in figure fractions
+    head = (0.55 if rows == 1 else 0.8) / inch
+    left, right, gap_x, gap_y = 0.075 / cols * (1 if cols == 1 else 1.2), 0.985, 0.06, 0.75 / inch
+    w = (right - left - gap_x * (cols - 1)) / cols
+    hgt = (1 - head - foot - gap_y * (rows - 1)) / rows
+    for i, (title, kernels) in enumerate(panels):
+        r, c = divmod(i, cols)
+        ax = fig.add_axes((left + c * (w + gap_x), 1 - head - (r + 1) * hgt - r * gap_y, w, hgt))
+        _panel(fig, ax, h, kernels, title, alone=len(panels) == 1)
+    if len(panels) > 1:
+        fig.suptitle(h.title or h.device, fontsize=13, fontweight="bold", y=1 - 0.12 / inch)
+    if notes:
+        fig.text(0.075 / cols, 0.08 / inch, "\n".join(notes), ha="left", va="bottom", fontsize=7.5, color="0.25",
+                 linespacing=1.35)
+
+
+def _panel(fig, ax, h: Hierarchy, kernels: list, title: str, alone: bool) -> None:
+    import numpy as np
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    roofs = _panel_roofs(h, kernels, alone)
+    xmin, xmax, ymin, ymax = _limits(Hierarchy(**{**h.__dict__, "kernels": kernels, "roofs": roofs}))
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlim(xmin, xmax)
     ax.set_ylim(ymin, ymax)
-    ax.set_xlabel("Arithmetic intensity at each level (FLOP per byte through that level; GEMM rungs: 2·M·N·K)")
+    xmax = _room_right_of_kernels(fig, ax, kernels, roofs, xmin, xmax)
+    ax.set_xlim(xmin, xmax)
+    ax.set_xlabel("Arithmetic intensity at each level (FLOP per byte through that level; GEMM rungs: 2·M·N·K)"
+                  if alone else "AI at each level (FLOP per byte through that level)")
     ax.set_ylabel("Performance (TFLOP/s)")
-    ax.set_title(h.title or h.device, fontsize=12, fontweight="bold")
-    tick = FuncFormatter(lambda v, _pos: f"1e{round(math.log10(v))}" if v >= 1e4 or v < 1e-3 else f"{v:g}")
+    ax.set_title((h.title or h.device) if alone else title, fontsize=12 if alone else 11, fontweight="bold")
+    tick = FuncFormatter(lambda v, _pos: _fmt_edge(v) if v >= 1e4 or v < 1e-3 else f"{v:g}")
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_locator(LogLocator(base=10, numticks=20))
         axis.set_major_formatter(tick)
@@ -114,41 +170,37 @@ def _draw(fig, h: Hierarchy) -> None:
     ax.grid(True, which="major", color="0.88", lw=0.6)
     ax.grid(True, which="minor", color="0.95", lw=0.4)
     ax.set_axisbelow(True)
+    lay = Layout(fig, ax)
 
-    top = max(r.flops for r in h.roofs) / 1e12
+    top = max(r.flops for r in roofs) / 1e12
     handles = []
-    slope_labels = []  # written last, where they cover no kernel
-    # slopes, each up to the highest roof
-    for lv in sorted(h.levels, key=lambda lv: -lv.bandwidth):
+    slope_labels = []  # written last, where they cover nothing
+    for lv in sorted(h.levels, key=lambda lv: -lv.bandwidth):  # slopes, each up to the highest roof
         colour, marker = LEVEL_STYLE[lv.key]
         bw_t = lv.bandwidth / 1e12
         xs = np.logspace(math.log10(xmin), math.log10(top / bw_t), 64)
-        ax.plot(xs, xs * bw_t, color=colour, lw=2.0 if lv.measured else 1.4, ls="-" if lv.measured else ":",
-                zorder=3)
+        (ln,) = ax.plot(xs, xs * bw_t, color=colour, lw=2.0, ls=line_style(lv.measured), zorder=3)
+        lay.add_line(ln)
         slope_labels.append((f"{lv.name} {bw_t:.2f} TB/s", bw_t, colour, max(xmin, ymin / bw_t), top / bw_t))
-        handles.append(Line2D([], [], color=colour, lw=2.0 if lv.measured else 1.4, ls="-" if lv.measured else ":",
-                              marker=marker, ms=6, mfc=colour, mec=colour,
-                              label=f"{lv.name}: {'measured' if lv.measured else 'theoretical'} "
-                                    f"{bw_t:.2f} TB/s"))
+        handles.append(Line2D([], [], color=colour, lw=2.0, ls=line_style(lv.measured), marker=marker, ms=6,
+                              mfc=colour, mec=colour,
+                              label=f"{lv.name}: {'measured' if lv.measured else 'theoretical'} {bw_t:.2f} TB/s"))
     # compute roofs, from where the fastest slope meets them to the right edge
     fastest = max((lv.bandwidth for lv in h.levels), default=None)
     roof_labels = []
-    for r in sorted(h.roofs, key=lambda r: r.flops):
+    for r in sorted(roofs, key=lambda r: r.flops):
         y = r.flops / 1e12
         x0 = y / (fastest / 1e12) if fastest else xmin
         colour = ROOF_COLOURS.get(r.precision, "#555555")
-        ax.plot([x0, xmax], [y, y], color=colour, lw=1.6 if r.dashed else 2.2, ls=(0, (6, 3)) if r.dashed else "-",
-                zorder=3)
-        roof_labels.append(ax.annotate(f"{r.precision.upper()} {'measured ' if r.measured else ''}{y:.3g} TFLOP/s",
-                                       (xmax, y), xytext=(-5, 3), textcoords="offset points", ha="right",
-                                       va="bottom", fontsize=9, fontweight="bold", color=colour, zorder=6))
-    if any(r.dashed for r in h.roofs):
-        handles.append(Line2D([], [], color="0.3", lw=1.6, ls=(0, (6, 3)), label="measured FP16 / FP64 roof; tensor roofs (published)"))
+        (ln,) = ax.plot([x0, xmax], [y, y], color=colour, lw=1.8, ls=line_style(r.measured), zorder=3)
+        lay.add_line(ln)
+        roof_labels.append((ax.annotate(_roof_text(r), (xmax, y), xytext=(-5, 3), textcoords="offset points",
+                                        ha="right", va="bottom", fontsize=9, fontweight="bold", color=colour,
+                                        zorder=6), along_roof(x0, xmax, y)))
 
     # kernels: one marker per level, joined by a thin line, one label per kernel
     placed = []
-    marker_xy = []  # every kernel marker: labels keep off them
-    for i, k in enumerate(x for x in h.kernels if _finite_pos(x.achieved)):
+    for i, k in enumerate(kernels):
         colour = KERNEL_COLOURS[i % len(KERNEL_COLOURS)]
         y = k.achieved / 1e12
         pts = []
@@ -160,79 +212,64 @@ def _draw(fig, h: Hierarchy) -> None:
             elif x < xmin:
                 x, clamped = xmin, True
             pts.append((x, p.level))
-        ax.plot([x for x, _ in pts], [y] * len(pts), color=colour, lw=0.8, alpha=0.8, zorder=4)
+        (ln,) = ax.plot([x for x, _ in pts], [y] * len(pts), color=colour, lw=0.8, alpha=0.8, zorder=4)
+        lay.add_line(ln)
         for x, level in pts:
             _c, marker = LEVEL_STYLE[level]
-            marker_xy.append((x, y))
             ax.plot([x], [y], ls="none", marker=marker, ms=7, mfc=colour, mec="black" if level == k.binding else colour,
                     mew=1.4 if level == k.binding else 0.8, clip_on=False, zorder=7)
-        where = k.binding_name
-        text = f"{k.label}: {where}" + (" (AI off the axis, clamped)" if clamped else "")
+            lay.block_marker(x, y, 8.4)
+        text = f"{k.label}: {k.binding_name}" + (" (AI off the axis, clamped)" if clamped else "")
         placed.append((text, min(x for x, _ in pts), y, colour))
-    renderer = fig.canvas.get_renderer()
-    r_m = 5 * fig.dpi / 72
-    obstacles = [t.get_window_extent(renderer).padded(2) for t in roof_labels]
-    for x, y in marker_xy:
-        cx, cy = ax.transData.transform((x, y))
-        obstacles.append(Bbox.from_extents(cx - r_m, cy - r_m, cx + r_m, cy + r_m))
-    boxes = _label(fig, ax, placed, obstacles)
-    marks = [ax.transData.transform((x, y)) for _t, x, y, _c in placed]
-    for text, bw_t, colour, x_in, x_hi in slope_labels:
-        boxes.append(_slope_label(fig, ax, text, bw_t, colour, x_in, x_hi, boxes, marks))
-
     if placed:
         handles.append(Line2D([], [], ls="none", marker="o", ms=7, mfc="0.6", mec="black", mew=1.4,
                               label="black edge: the level that binds the kernel"))
-    ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.95, edgecolor="0.8")
-    if notes:
-        fig.text(0.075, 0.012, "\n".join(notes), ha="left", va="bottom", fontsize=7.5, color="0.25",
-                 linespacing=1.35)
+    handles += style_handles(measured=any(lv.measured for lv in h.levels) or any(r.measured for r in roofs),
+                             theoretical=any(not lv.measured for lv in h.levels) or any(not r.measured for r in roofs))
+    best_legend(ax, lay, handles)
+    for t, cands in roof_labels:
+        lay.place(t, cands, pad=1.0)
+    _label(ax, lay, placed)
+    for text, bw_t, colour, x_in, x_hi in slope_labels:
+        slope_label(ax, lay, text, bw_t, x_in, x_hi, colour)
 
 
-def _slope_label(fig, ax, text: str, bw_t: float, colour: str, x_in: float, x_hi: float, boxes, marks):
-    """Write a slope's label along it, above it, at the first of a few spots that covers no kernel
-    label, marker or earlier slope label. Returns its box."""
+def _roof_text(r) -> str:
+    kind = "measured" if r.measured else "tensor" if r.dashed else "peak"
+    return f"{r.precision.upper().replace('3XTF32', '3xTF32')} {kind} {r.flops / 1e12:.3g} TFLOP/s"
+
+
+def _room_right_of_kernels(fig, ax, kernels, roofs, xmin: float, xmax: float) -> float:
+    """xmax, grown so that the widest roof label fits right of the rightmost kernel marker: roofs run
+    through the kernels that reach them, and their labels need a free stretch."""
+    xs = [p.ai for k in kernels for p in k.points if _finite_pos(p.ai) and p.ai <= X_MAX_CAP]
+    if not xs:
+        return xmax
     renderer = fig.canvas.get_renderer()
-    axbox = ax.get_window_extent(renderer)
-    pa, pb = ax.transData.transform([(x_in, x_in * bw_t), (x_hi, x_hi * bw_t)])
-    ang = math.degrees(math.atan2(pb[1] - pa[1], pb[0] - pa[0]))
-    t = ax.annotate(text, (x_in, x_in * bw_t), xytext=(-4, 4), textcoords="offset points", rotation=ang,
-                    rotation_mode="anchor", ha="center", va="bottom", fontsize=8.5, color=colour,
-                    fontweight="bold", zorder=6)
-    best = None
-    for f in (0.55, 0.7, 0.4, 0.85, 0.25, 0.15):
-        xc = x_in * (x_hi / x_in) ** f
-        t.xy = (xc, xc * bw_t)
-        bb = t.get_window_extent(renderer)
-        score = abs(f - 0.55)
-        if bb.x0 < axbox.x0 or bb.y1 > axbox.y1 or bb.y0 < axbox.y0:
-            score += 100
-        score += 10 * sum(1 for o in boxes if bb.overlaps(o))
-        score += 10 * sum(1 for mx, my in marks if bb.x0 - 6 < mx < bb.x1 + 6 and bb.y0 - 6 < my < bb.y1 + 6)
-        if best is None or score < best[0]:
-            best = (score, xc)
-    t.xy = (best[1], best[1] * bw_t)
-    return t.get_window_extent(renderer)
+    width = ax.get_window_extent(renderer).width
+    widest = 0.0
+    for r in roofs:
+        t = ax.text(1, 1, _roof_text(r), fontsize=9, fontweight="bold")
+        widest = max(widest, t.get_window_extent(renderer).width)
+        t.remove()
+    k = (widest + 12 * fig.dpi / 72) / width
+    if k >= 0.8:
+        return xmax
+    lo, m = math.log10(xmin), math.log10(max(xs))
+    need = (m - k * lo) / (1 - k)
+    return 10 ** (math.ceil(need * 4) / 4) if need > math.log10(xmax) else xmax
 
 
-def _label(fig, ax, placed: list[tuple[str, float, float, str]], obstacles: list) -> list:
-    """Each kernel's label left of its leftmost marker, moved up or down until it overlaps no
-    earlier label or roof label (a simple greedy search in display space). Returns all boxes."""
-    renderer = fig.canvas.get_renderer()
-    axbox = ax.get_window_extent(renderer)
-    boxes = list(obstacles)
+def _label(ax, lay: Layout, placed: list[tuple[str, float, float, str]]) -> None:
+    """Each kernel's label left of its leftmost marker where that is free, else the nearest free spot
+    around it, with a leader line."""
+    left = [(None, (-8, dy), "right", "center") for dy in (0, 10, -10, 20, -20)]
     for text, x, y, colour in sorted(placed, key=lambda t: -t[2]):
         ann = ax.annotate(text, (x, y), xytext=(-8, 0), textcoords="offset points", ha="right", va="center",
                           fontsize=8, color="black", zorder=8, annotation_clip=False,
                           bbox={"boxstyle": "round,pad=0.18", "fc": "white", "ec": colour, "lw": 0.6, "alpha": 0.9})
-        for dx, dy, ha in [(-8, 0, "right"), (-8, 12, "right"), (-8, -12, "right"), (8, 12, "left"),
-                           (8, -12, "left"), (-8, 24, "right"), (-8, -24, "right"), (8, 24, "left"),
-                           (8, -24, "left"), (-8, 36, "right"), (-8, -36, "right")]:
-            ann.set_ha(ha)
-            ann.xyann = (dx, dy)
-            bb = ann.get_window_extent(renderer).padded(2)
-            inside = bb.x0 >= axbox.x0 and bb.x1 <= axbox.x1 and bb.y0 >= axbox.y0 and bb.y1 <= axbox.y1
-            if inside and not any(bb.overlaps(o) for o in boxes):
-                break
-        boxes.append(ann.get_window_extent(renderer).padded(2))
-    return boxes
+        lay.place(ann, left + around(), pad=1.5)
+        ox, oy = ann.xyann
+        if math.hypot(ox, oy) > 10:
+            ax.annotate("", (x, y), xytext=(ox, oy), textcoords="offset points", zorder=7, annotation_clip=False,
+                        arrowprops={"arrowstyle": "-", "color": colour, "lw": 0.8, "shrinkA": 0, "shrinkB": 4})
