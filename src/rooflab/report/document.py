@@ -10,6 +10,7 @@ from rooflab.model import placement
 from rooflab.model.ridge import seed_ridges, trend_paragraph
 from rooflab.model.roofline import Roofline
 from rooflab.report import gemm as render_gemm
+from rooflab.report import html
 from rooflab.report.ceilings import (
     bandwidth_tables,
     flops_table,
@@ -257,7 +258,10 @@ def markdown(doc: dict, tables: list[Table], rl: Roofline | None = None) -> str:
 def files(doc: dict, rl: Roofline) -> dict[str, str]:
     """Every text output of a report, by file name."""
     tables = all_tables(doc, rl)
-    out = {"report.md": markdown(doc, tables), "results.json": results.dumps(doc)}
+    parts = blocks(doc, tables, rl)
+    out = {"report.md": to_markdown(parts), "results.json": results.dumps(doc)}
+    if html.unavailable() is None:  # without Plotly the CLI says report.html was left out
+        out["report.html"] = html.render(doc, parts, rl)
     for t in tables:
         if t.key:
             out[f"{t.key}.csv"] = t.to_csv()
