@@ -139,6 +139,9 @@ def render(doc: dict, blocks: list[B.Block], rl: Roofline) -> str:
             if b.items and b.where != "md":
                 body.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in b.items) + "</ul>")
         elif isinstance(b, B.TableBlock):
+            # a summary of its own (one line per rung) stays above the whole table; a subset does not
+            if b.table is not None and b.full is not None and b.table.key and b.table.key != b.full.key:
+                body.append(table_html(b.table))
             whole = b.full or b.table
             if whole is not None:
                 body.append(table_html(whole))
