@@ -144,6 +144,11 @@ def level_points(doc: dict, h: hier.Hierarchy) -> list[Placed]:
     return out
 
 
+def _r(v: float) -> float:
+    """Five significant figures: enough to draw, and the page stays small."""
+    return float(f"{v:.5g}")
+
+
 def _x_range(xs: list[float]) -> tuple[float, float]:
     lo = min([X_MIN, *xs]) / 2
     hi = max([X_MAX, *xs]) * 2
@@ -154,8 +159,8 @@ def _roof_line(go, name: str, bw: float, flops: float, x0: float, x1: float, das
     """min(flops, AI × bw) over [x0, x1]: the slope up to the ridge, the roof after it."""
     ridge = flops / bw
     xs = [x0, ridge, x1] if x0 < ridge < x1 else [x0, x1]
-    ys = [min(flops, x * bw) / 1e12 for x in xs]
-    return go.Scatter(x=xs, y=ys, mode="lines", name=name, legendgroup=group, hoverinfo="skip",
+    ys = [_r(min(flops, x * bw) / 1e12) for x in xs]
+    return go.Scatter(x=[_r(x) for x in xs], y=ys, mode="lines", name=name, legendgroup=group, hoverinfo="skip",
                       line={"dash": dash, "color": colour, "width": 1.5})
 
 
@@ -166,7 +171,7 @@ def _point_traces(go, placed: list[Placed]) -> list:
         if not pts:
             continue
         traces.append(go.Scatter(
-            x=[p.x for p in pts], y=[p.y for p in pts], mode="markers", name=fam, legendgroup=fam,
+            x=[_r(p.x) for p in pts], y=[_r(p.y) for p in pts], mode="markers", name=fam, legendgroup=fam,
             hovertext=[p.hover for p in pts], hovertemplate="%{hovertext}<extra></extra>",
             customdata=[p.label for p in pts],
             marker={"color": _FAMILY_COLOUR[fam], "size": [12 if p.binding else 9 for p in pts],
