@@ -207,17 +207,18 @@ def test_screenshot_for_the_docs(page):
     if not target:
         pytest.skip("set ROOFLAB_SCREENSHOT=PATH to save the screenshot docs/ shows")
     driver, _doc, _console, _urls = page
-    _hover_text(driver, "figure-roofline", *next((t, j) for k, t, j in _drawn(driver, "figure-roofline")
-                                                 if k == "cublas_tf32"))
-    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
 
-    el = driver.execute_script("""
+    driver.set_window_size(1280, 900)
+    x, y = driver.execute_script("""
         const gd = document.getElementById('figure-roofline');
+        window.scrollBy(0, gd.getBoundingClientRect().top - 8);
         const tr = [...gd.querySelectorAll('.scatterlayer .trace')].find(t => t.__data__[0].trace.name === 'tensor');
         const i = tr.__data__[0].trace.customdata.indexOf('cublas_tf32');
-        const p = tr.querySelectorAll('.points path.point')[i];
-        gd.scrollIntoView({block: 'start'});
-        return p;""")
-    ActionChains(driver).move_to_element(el).perform()
+        const r = [...tr.querySelectorAll('.points path.point')].find(p => p.__data__.i === i).getBoundingClientRect();
+        return [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)];""")
+    move = ActionBuilder(driver)
+    move.pointer_action.move_to_location(x, y)  # viewport coordinates: nothing scrolls
+    move.perform()
     driver.save_screenshot(target)
     assert Path(target).stat().st_size > 10_000

@@ -185,7 +185,8 @@ def _layout(fig, title: str, x_range: tuple[float, float]) -> None:
     fig.update_layout(title=title, hovermode="closest", template="none", height=620, plot_bgcolor="white",
                       legend={"title": {"text": "click to hide"}}, margin={"l": 70, "r": 20, "t": 60, "b": 60},
                       hoverlabel={"align": "left"})
-    grid = {"showgrid": True, "gridcolor": "#e5e5e5", "zeroline": False, "linecolor": "#444", "showline": True}
+    grid = {"showgrid": True, "gridcolor": "#e5e5e5", "zeroline": False, "linecolor": "#444", "showline": True,
+            "dtick": 1}  # a label per decade only
     fig.update_xaxes(type="log", title="arithmetic intensity (FLOP/byte)",
                      range=[math.log10(x_range[0]), math.log10(x_range[1])], **grid)
     fig.update_yaxes(type="log", title="TFLOP/s", **grid)
@@ -202,10 +203,13 @@ def roofline_figure(doc: dict, rl: Roofline, h: hier.Hierarchy | None = None):
         fig.add_trace(_roof_line(go, f"{roof.label} (ridge {rl.ridge(roof):.3g})", rl.bandwidth, roof.flops, x0, x1,
                                  "dash" if roof.dashed else _THEORY, "#444" if not roof.dashed else "#b03a2e",
                                  "roofs"))
-    if rl.measured_bandwidth:
-        top = max(r.flops for r in rl.roofs) if rl.roofs else rl.measured_bandwidth * x1
-        fig.add_trace(_roof_line(go, f"measured copy {rl.measured_bandwidth / 1e12:.2f} TB/s", rl.measured_bandwidth,
-                                 top, x0, x1, _MEASURED, "#2e86c1", "measured"))
+    if rl.measured_bandwidth:  # a slope only, up to the highest roof: it bounds no roof of its own
+        bw = rl.measured_bandwidth
+        top = max(r.flops for r in rl.roofs) if rl.roofs else bw * x1
+        xs = [x0, min(x1, top / bw)]
+        fig.add_trace(go.Scatter(x=[_r(x) for x in xs], y=[_r(x * bw / 1e12) for x in xs], mode="lines",
+                                 name=f"measured copy {bw / 1e12:.2f} TB/s", legendgroup="measured", hoverinfo="skip",
+                                 line={"dash": _MEASURED, "color": "#2e86c1", "width": 1.5}))
     if rl.measured_flops:
         fig.add_trace(go.Scatter(x=[x0, x1], y=[rl.measured_flops / 1e12] * 2, mode="lines", hoverinfo="skip",
                                  name=f"measured FMA {rl.measured_flops / 1e12:.1f} TFLOP/s", legendgroup="measured",
