@@ -29,8 +29,8 @@ def family(label: str, doc: dict) -> str:
         if rung.name in {t.name for t in TRITON_RUNGS}:
             return "Triton"
         return "SIMT" if rung.precision == "fp32" else "tensor"
-    mine = {r["kernel"] for r in (doc.get("gemm") or {}).get("rungs", [])}
-    mine |= {r["kernel"] for r in (doc.get("bench") or {}).get("rows", [])}
+    mine = {r.get("kernel") for r in (doc.get("gemm") or {}).get("rungs", [])}
+    mine |= {r.get("kernel") for r in (doc.get("bench") or {}).get("rows", [])}
     return "user kernels" if label in mine else "ceilings"
 
 
@@ -50,7 +50,7 @@ def times_ms(doc: dict) -> dict[str, float]:
         if (rec.get("timing") or {}).get("median_ms"):
             out[rec["kernel"]] = rec["timing"]["median_ms"]
     for rec in (doc.get("bench") or {}).get("rows", []):
-        if (rec.get("timing") or {}).get("median_ms"):
+        if (rec.get("timing") or {}).get("median_ms") and rec.get("kernel"):
             out[rec["kernel"]] = rec["timing"]["median_ms"]
     rows = [r for r in (doc.get("flops") or {}).get("rows", []) if r.get("tflops") and r.get("timing")]
     if rows:
