@@ -80,6 +80,9 @@ def test_the_all_gpu_tables_are_left_to_their_csvs(full, tmp_path):
     smd = (spec / "report.md").read_text(encoding="utf-8")
     assert "| h200 FP32 (CUDA cores) | 66.9 | 4.800 | 13.9 |" in smd and "b200 FP4 tensor" not in smd
     assert "b200 FP4 tensor" in (spec / "ridge_all.csv").read_text(encoding="utf-8")
+    # a table report.md shows whole says nothing about rows elsewhere
+    assert "specs.csv, report.html" not in smd and "ridge_all.csv, report.html" in smd
+    assert "## From the course" in smd and "P1–P10" in smd
 
 
 def test_the_course_ids_are_explained_once(full):
