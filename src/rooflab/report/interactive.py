@@ -234,10 +234,13 @@ def levels_figure(doc: dict, h: hier.Hierarchy):
     top = max((r.flops for r in h.roofs), default=1e15)
     fig = go.Figure()
     colours = {"L1": "#1e8449", "L2": "#b9770e", "DRAM": "#1f4e9c"}
-    for lv in h.levels:
-        fig.add_trace(_roof_line(go, f"{lv.name} {lv.bandwidth / 1e12:.2f} TB/s ({'measured' if lv.measured else 'theoretical'})",
-                                 lv.bandwidth, top * 4, x0, x1, _MEASURED if lv.measured else _THEORY,
-                                 colours.get(lv.key, "#444"), "slopes"))
+    for lv in h.levels:  # each slope up to the highest roof
+        xs = [x0, min(x1, top / lv.bandwidth)]
+        fig.add_trace(go.Scatter(
+            x=[_r(x) for x in xs], y=[_r(x * lv.bandwidth / 1e12) for x in xs], mode="lines", hoverinfo="skip",
+            name=f"{lv.name} {lv.bandwidth / 1e12:.2f} TB/s ({'measured' if lv.measured else 'theoretical'})",
+            legendgroup="slopes", line={"dash": _MEASURED if lv.measured else _THEORY,
+                                        "color": colours.get(lv.key, "#444"), "width": 1.5}))
     for r in h.roofs:
         fig.add_trace(go.Scatter(x=[x0, x1], y=[r.flops / 1e12] * 2, mode="lines", hoverinfo="skip",
                                  name=f"{r.name} {r.flops / 1e12:,.1f} TFLOP/s", legendgroup="roofs",
@@ -245,7 +248,8 @@ def levels_figure(doc: dict, h: hier.Hierarchy):
                                        "color": "#444", "width": 1.2}))
     for trace in _point_traces(go, placed):
         fig.add_trace(trace)
-    _layout(fig, h.title, (x0, x1))
+    _layout(fig, f"{h.title}<br><sup>circle: L1/shared · square: L2 · diamond: HBM · "
+                 "large, black-edged: the level that binds the kernel</sup>", (x0, x1))
     return fig
 
 
