@@ -16,11 +16,6 @@ from rooflab.report.table import Table, Value, fmt, missing
 _ERROR_CHECKS = ("seed max-rel", "normwise")
 
 
-def _rate(x: float | None, unit: str) -> str | None:
-    """TFLOP/s or TB/s text for a FLOP/s or byte/s value."""
-    return None if x is None else f"{x / 1e12:,.2f} {unit}"
-
-
 def roofs_table(doc: dict) -> Table | None:
     """Each roof this run measured, beside the figure published (or derived from the clocks) for it."""
     dev = doc.get("device") or {}
@@ -32,8 +27,8 @@ def roofs_table(doc: dict) -> Table | None:
         if measured is None:
             return
         pct = fmt(100 * measured / published, ".1f", "%") if published else missing("none published")
-        rows.append([name, fmt(measured / 1e12, ",.2f", f" {unit}"),
-                     fmt(published / 1e12, ",.2f", f" {unit}") if published else missing("none published"), pct, how])
+        rows.append([name, fmt(measured / 1e12, ",.2f"),
+                     fmt(published / 1e12, ",.2f") if published else missing("none published"), unit, pct, how])
 
     fma = [r for r in (doc.get("flops") or {}).get("rows", []) if r.get("tflops")]
     if fma:
@@ -44,7 +39,8 @@ def roofs_table(doc: dict) -> Table | None:
         rate = (dev.get("tensor_peaks") or {}).get(r["precision"])
         if r.get("tflops"):
             row(f"{r['precision'].upper()} tensor", r["tflops"] * 1e12, rate, "TFLOP/s", f"{r['kernel']} MMA chains")
-    mem = hier._summary(doc)
+    sec = doc.get("memory")
+    mem = (sec.get("summary") or hier.memory_summary(sec)) if sec else {}
     for p, what in (("fp64", "DFMA chains"), ("fp16", "HFMA2 chains")):
         if mem.get(f"{p}_flops"):
             pct = mem.get(f"{p}_pct_of_theoretical")
@@ -61,7 +57,8 @@ def roofs_table(doc: dict) -> Table | None:
                 f"{best['kernel']}, block {best['block']}")
     if not rows:
         return None
-    return Table("Roofs: measured against published", ["roof", "measured", "published", "% of published", "how"],
+    return Table("Roofs: measured against published", ["roof", "measured", "published", "unit", "% of published",
+                                                        "how"],
                  rows, ["Published: the spec table's dense rates, or the device's clocks × units per clock "
                         "(P1, P3); the L2 has no published bandwidth on most parts."], key="roofs")
 
