@@ -191,7 +191,9 @@ def blocks(doc: dict, tables: list[Table], rl: Roofline | None = None) -> list[B
     if doc.get("memory"):
         paras = memory_paragraphs(doc)
         out += [Heading(2, "Memory hierarchy: L2, shared memory, FP64 and FP16"),
-                *[TableBlock(t) for t in memory_tables(doc)],
+                # the FP64/FP16 rates are in the summary's roofs table, beside their theoretical peaks
+                *[TableBlock(None if t.key == "memory_peaks" and "roofs" in by_key else t, full=t)
+                  for t in memory_tables(doc)],
                 Paragraphs([p for p in paras if not p[0].lower().startswith("which level")])]
     if doc.get("gemm"):
         out += [Heading(2, "SGEMM ladder (G1–G11)"),
