@@ -191,14 +191,25 @@ def test_a_header_click_sorts_a_table(page):
     driver, _doc, _console, _urls = page
     from selenium.webdriver.common.by import By
 
-    head = driver.find_element(By.CSS_SELECTOR, "#table-gemm th:nth-child(3)")  # ms
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", head)
-    head.click()
-    col = [float(c.get_attribute("data-v")) for c in driver.find_elements(By.CSS_SELECTOR, "#table-gemm td:nth-child(3)")]
-    assert col == sorted(col) and len(col) == 17
-    head.click()
-    col = [float(c.get_attribute("data-v")) for c in driver.find_elements(By.CSS_SELECTOR, "#table-gemm td:nth-child(3)")]
-    assert col == sorted(col, reverse=True)
+    def column(table: str, i: int, read) -> list[float]:
+        return [read(c) for c in driver.find_elements(By.CSS_SELECTOR, f"#{table} td:nth-child({i})")]
+
+    def click(table: str, i: int) -> None:
+        head = driver.find_element(By.CSS_SELECTOR, f"#{table} th:nth-child({i})")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", head)
+        head.click()
+
+    def shown(c) -> float:
+        return float(c.text.replace(",", "").split()[0])
+
+    click("table-gemm", 6)  # GFLOP/s, with thousands separators: by number, not by text
+    col = column("table-gemm", 6, shown)
+    assert col == sorted(col) and len(col) == 17 and col[0] == 974
+    click("table-gemm", 6)
+    assert column("table-gemm", 6, shown) == sorted(col, reverse=True)
+    click("table-check_summary", 3)  # worst error / tolerance: by that ratio, which the text does not start with
+    ratios = column("table-check_summary", 3, lambda c: float(c.get_attribute("data-v")))
+    assert ratios == sorted(ratios) and len(set(ratios)) > 3
 
 
 def test_screenshot_for_the_docs(page):

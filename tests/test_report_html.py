@@ -102,7 +102,11 @@ def test_a_legend_entry_per_family(full):
 def test_tables_sort_by_number_not_text(full):
     _doc, page = full
     gemm = re.search(r'id="table-gemm">(.*?)</table>', page, flags=re.S).group(1)
-    assert '<td data-v="141.171">141.171</td>' in gemm and '<td data-v="973.564">974</td>' in gemm  # by value
+    assert "<td>141.171</td>" in gemm and "<td>5,418</td>" in gemm  # a number's text sorts by that number
+    # a cell whose text does not start with its number carries it: the worst error sorts by error / tolerance
+    checks = re.search(r'id="table-check_summary">(.*?)</table>', page, flags=re.S).group(1)
+    assert '<td data-v="0.963898">normwise 9.6e-06 / 1e-05 @ 4096</td>' in checks
+    assert "#table-gemm td:nth-child(3)," in page  # numbers right-aligned
     assert "table.sortable th" in page
 
 

@@ -14,16 +14,17 @@ from rooflab.report import interactive
 from rooflab.report.table import Table, Value
 
 # Sorting a table by a click on its header: no library does only this, so a few lines here.
-_SORT_JS = """
+_SORT_JS = r"""
 document.querySelectorAll("table.sortable th").forEach(function (th) {
   th.addEventListener("click", function () {
     var table = th.closest("table"), body = table.tBodies[0], i = th.cellIndex;
     var asc = th.getAttribute("aria-sort") !== "ascending";
     table.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", asc ? "ascending" : "descending");
-    function key(row) {
+    function key(row) {  // data-v where the text does not start with the number, else the text's number
       var c = row.cells[i], v = c.getAttribute("data-v");
-      return v !== null && v !== "" && !isNaN(parseFloat(v)) ? parseFloat(v) : c.textContent;
+      if (v === null) v = c.textContent.replace(/,/g, "");
+      return /^[-+]?(\d|\.\d)/.test(v) ? parseFloat(v) : c.textContent;
     }
     function cmp(a, b) {
       var x = key(a), y = key(b);
@@ -47,7 +48,7 @@ caption{text-align:left;font-weight:600;padding:4px 0}
 th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4;cursor:pointer;user-select:none}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
-td[data-v]{text-align:right}.note{color:#555;font-size:12.5px;margin:2px 0}
+.note{color:#555;font-size:12.5px;margin:2px 0}
 blockquote{border-left:4px solid #e0a800;margin:12px 0;padding:4px 12px;background:#fff8e1}
 code{background:#f4f4f4;padding:0 3px;font-size:12.5px;word-break:break-all}
 .figure{margin:12px 0}
@@ -71,28 +72,47 @@ def _inline(text: str) -> str:
     return re.sub(r"(?<![\w/])_(.+?)_(?![\w/])", r"<em>\1</em>", out)
 
 
-def _sort_value(cell) -> str | None:
+_LEADING_NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _shown_number(text: str) -> float | None:
+    """The number a cell's text starts with, read as the page's sort reads it (thousands separators
+    dropped), or None."""
+    m = _LEADING_NUMBER.match(text.replace(",", ""))
+    return float(m.group(0)) if m else None
+
+
+def _sort_value(cell, text: str) -> str | None:
+    """The number a cell sorts by where its text does not start with it (a cell's text sorts itself
+    otherwise: the page stays small)."""
     v = cell.value if isinstance(cell, Value) else cell
     if isinstance(v, tuple):
         v = v[0] if v else None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)):
         return None
-    return f"{float(v):.6g}"
+    return None if _shown_number(text) is not None else f"{float(v):.6g}"
 
 
 def table_html(t: Table) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in t.columns)
     rows = []
+    numeric = [0] * len(t.columns)
     for r in t.rows:
         cells = []
-        for c in r:
-            v = _sort_value(c)
-            text = "—" if c is None else html.escape(str(c))
-            cells.append(f'<td data-v="{v}">{text}</td>' if v is not None else f"<td>{text}</td>")
+        for i, c in enumerate(r):
+            text = "—" if c is None else str(c)
+            v = _sort_value(c, text)
+            if i < len(numeric) and (v is not None or _shown_number(text) is not None):
+                numeric[i] += 1
+            cells.append(f'<td data-v="{v}">{html.escape(text)}</td>' if v is not None else f"<td>{html.escape(text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     notes = "".join(f'<p class="note">{_inline(n)}</p>' for n in t.notes)
     key = f' id="table-{t.key}"' if t.key else ""
-    return (f'<table class="sortable"{key}><caption>{_inline(t.title)}</caption><thead><tr>{head}</tr></thead>'
+    # numbers right-aligned, one rule per table: a column most of whose cells are numbers
+    cols = [i + 1 for i, n in enumerate(numeric) if t.rows and n > len(t.rows) / 2]
+    style = ("<style>" + ",".join(f"#table-{t.key} td:nth-child({i})" for i in cols) + "{text-align:right}</style>"
+             if cols and t.key else "")
+    return (f'{style}<table class="sortable"{key}><caption>{_inline(t.title)}</caption><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>{notes}")
 
 
