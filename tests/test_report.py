@@ -38,7 +38,7 @@ def test_report_from_saved_h200_results(tmp_path, saved):
     assert not any(n.startswith(".") and n != results.MANIFEST for n in names), "temporary files left behind"
     md = (out / "report.md").read_text()
     for heading in ("SGEMM ladder (G1–G11)", "FP32 FMA peak (P6, P7)", "Copy bandwidth (P3, P4, P7)",
-                    "Nsight Compute (P8)", "Roofline (P9)", "Ridge points (P5)", "Seed deliverables", "Telemetry"):
+                    "Nsight Compute (P8)", "Roofline (P9)", "Ridge points (P5)", "From the course", "Method and telemetry"):
         assert heading in md
     assert "![roofline](roofline.png)" in md
     doc = json.loads((out / "results.json").read_text())
@@ -132,7 +132,7 @@ def test_report_for_an_unknown_architecture(tmp_path, in_spec_table):
     assert "peak unknown for sm_130" in md
     assert "1.0e+" not in md and "e+15%" not in md  # no percentage of a made-up peak
     sections = md.split("\n## ")
-    for heading in ("Device", "SGEMM ladder", "FP32 FMA peak", "Roofline"):
+    for heading in ("Summary", "FP32 FMA peak", "Roofline"):  # the summary holds the device and ladder tables
         body = next(s for s in sections if s.startswith(heading))
         assert "peak unknown for sm_130" in body, heading
     # the tables: a cell says so where the peak would be; the CSV leaves the cell empty

@@ -853,7 +853,7 @@ def compare(a, b, fmt):
 
 @cli.command(short_help="the whole lab in one folder, roofline included")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="rooflab-report", show_default=True,
-              help="Folder for report.md, results.json, the CSVs and roofline.png/.svg.")
+              help="Folder for report.md, report.html, results.json, the CSVs and roofline.png/.svg.")
 @click.option("--n", type=PositiveInt(), default=4096, show_default=True, help="SGEMM size.")
 @click.option("--quick", is_flag=True, help="Shorter: no launch sweep, N ≤ 2048, fewer reps.")
 @click.option("--no-profile", is_flag=True, help="Skip Nsight Compute (the slowest step).")
@@ -871,7 +871,8 @@ def compare(a, b, fmt):
 def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices):
     """The whole lab in one command: device, specs, FMA peak, bandwidth, the SGEMM
     ladder, Nsight Compute, the roofline — written to --out as report.md,
-    results.json, CSV tables and roofline.png/.svg.
+    report.html (interactive, self-contained), results.json, CSV tables and
+    roofline.png/.svg.
 
     With no GPU (or with --gpu NAME) it writes the spec-only report and says that
     nothing was measured. Interrupted, it keeps what finished in
@@ -959,6 +960,10 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices)
                   f"({results.why(exc)}); a later report here will not remove them", markup=False, style="yellow")
     for w in warnings(doc):
         err.print(f"warning: {w}", markup=False, style="yellow")
+    if "report.html" not in written:
+        from rooflab.report.html import unavailable  # noqa: PLC0415
+
+        err.print(f"warning: report.html not written: {unavailable()}", markup=False, style="yellow")
     out.print(f"wrote {out_dir}/: {', '.join(written)}", markup=False, soft_wrap=True)
     if earlier:
         again = len(set(earlier) & set(written))

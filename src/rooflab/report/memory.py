@@ -1,4 +1,4 @@
-"""Tables and paragraphs for the memory hierarchy (issue 11), from a results document only:
+"""Tables and paragraphs for the memory hierarchy, from a results document only:
 the L2 sweep, shared memory with and without bank conflicts, the FP64/FP16 peaks, and the
 hierarchical roofline's binding level per profiled kernel. Every number comes from the run."""
 
@@ -109,7 +109,7 @@ def l2_table(doc: dict) -> Table | None:
     for r in [sweep, *sweep.get("rows", [])]:
         if r.get("error"):
             notes.append(f"{r['label']}: {r['error']}")
-    return Table("L2 bandwidth by footprint (issue 11)", ["footprint MiB", "× L2", "GB/s", "% of L2 best",
+    return Table("L2 bandwidth by footprint", ["footprint MiB", "× L2", "GB/s", "% of L2 best",
                                                          "× HBM peak", "rounds GB/s", "spread", "verified"],
                  rows, notes, key="memory_l2")
 
@@ -134,7 +134,7 @@ def shared_table(doc: dict) -> Table | None:
     if clock:
         notes.append(clock)
     notes += [f"{r['label']}: {r['error']}" for r in [sh, *sh.get("rows", [])] if r.get("error")]
-    return Table("Shared-memory bandwidth (issue 11)", ["access", "TB/s", "% of theoretical",
+    return Table("Shared-memory bandwidth", ["access", "TB/s", "% of theoretical",
                                                         "wavefronts per LDS.128", "rounds TB/s", "spread",
                                                         "verified"], rows, notes, key="memory_shared")
 
@@ -165,7 +165,7 @@ def peaks_table(doc: dict) -> Table | None:
                         (sec.get("device") or {}).get("sm_clock_max_mhz"))
     if clock:
         notes.append(clock)
-    return Table("FP64 and FP16 CUDA-core peaks (issue 11)", ["precision", "kernel", "TFLOP/s", "theoretical",
+    return Table("FP64 and FP16 CUDA-core peaks", ["precision", "kernel", "TFLOP/s", "theoretical",
                                                              "% of theoretical", "rounds TFLOP/s", "spread",
                                                              "verified"], rows, notes, key="memory_peaks")
 
@@ -217,7 +217,7 @@ def hierarchy_table(doc: dict) -> Table | None:
     if len(keys) < 3:
         missing = [LEVEL_NAMES[k] for k in ("L1", "L2", "DRAM") if k not in keys]
         notes.append(f"No bandwidth for {', '.join(missing)} (neither measured nor published): not judged there.")
-    return Table("Hierarchical roofline: the level that binds each kernel (issue 11)",
+    return Table("Hierarchical roofline: the level that binds each kernel",
                  ["kernel", "achieved TFLOP/s", "AI L1/shared", "AI L2", "AI HBM", "attainable L1/shared",
                   "attainable L2", "attainable HBM", "binding", "% of attainable"], rows, [n for n in notes if n],
                  key="hierarchy")
