@@ -104,3 +104,15 @@ def test_options_are_checked_before_anything_runs(capsys):
 def test_python_commands_are_recognised():
     assert collect.is_python(["python3"]) and collect.is_python(["/usr/bin/python3.12", "x.py"])
     assert not collect.is_python(["./train"]) and not collect.is_python(["pythonic"])
+
+
+def test_report_from_a_trace_document_renders_its_section(fake, capsys, tmp_path):
+    code, out, err = run_main(["trace", "--format", "json", "--out", str(tmp_path / "t.json"), "--",
+                               "python3", "-c", "pass"], capsys)
+    assert code == 0, err
+    code, out, err = run_main(["report", "--from", str(tmp_path / "t.json"), "--out", str(tmp_path / "rep")], capsys)
+    assert code == 0, err
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## A program's kernels on this GPU's roofline" in md and "![the program's kernels](trace.png)" in md
+    assert (tmp_path / "rep" / "trace.png").is_file()
+    assert (tmp_path / "rep" / "trace.csv").read_text().count("\n") == 4  # header + three groups

@@ -258,7 +258,8 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
 
 def write_outputs(doc: dict, out_dir: str) -> list[str]:
     """Write results.json (first), report.md, one CSV per table, roofline.png/.svg and, with a
-    memory section, roofline-levels.png, with a timed sweep, sweep.png. Returns the names."""
+    memory section, roofline-levels.png, with a timed sweep, sweep.png, with a trace, trace.png; and
+    report.html where Plotly is installed. Returns the names."""
     from rooflab.report import document as render_report  # noqa: PLC0415
     from rooflab.report.picture import plot  # noqa: PLC0415
     from rooflab.report.sweep import has_picture, plot_sweep  # noqa: PLC0415
@@ -275,6 +276,10 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
         pictures.append(("roofline-levels.png", lambda path: plot_levels(doc, path)))
     if has_picture(doc):  # speed against problem size
         pictures.append(("sweep.png", lambda path: plot_sweep(doc, path)))
+    if doc.get("trace"):  # a traced program's kernels
+        from rooflab.report.trace import plot as plot_trace  # noqa: PLC0415
+
+        pictures.append(("trace.png", lambda path: plot_trace(doc, path)))
     for name, draw in pictures:
         write_picture(out, name, draw)
         written.append(name)

@@ -31,6 +31,8 @@ from rooflab.report.specs import (
 from rooflab.report.sweep import has_picture as has_sweep_picture
 from rooflab.report.sweep import sweep_tables
 from rooflab.report.table import Table
+from rooflab.report.trace import paragraphs as trace_paragraphs
+from rooflab.report.trace import ranked_table as trace_table
 from rooflab.report.blocks import Block, Bullets, Heading, Paragraphs, Picture, Text, TableBlock, to_markdown
 from rooflab.report.summary import (
     check_summary_table,
@@ -102,6 +104,8 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
             tables.append(summary)
     if doc.get("sweep"):
         tables += sweep_tables(doc)
+    if doc.get("trace"):
+        tables.append(trace_table(doc))
     if doc.get("profile"):
         tables.append(profile_table(doc))
     sweep = sweep_by_block(doc)
@@ -219,6 +223,9 @@ def blocks(doc: dict, tables: list[Table], rl: Roofline | None = None) -> list[B
                 *([Picture("sweep.png", "speed against size", "sweep")] if has_sweep_picture(doc) else []),
                 *[TableBlock(by_key[k]) for k in ("sweep_tflops", "sweep_copy") if k in by_key],
                 Text("Every rung at every size, with its reps and worst error: sweep.csv.")]
+    if doc.get("trace"):
+        out += [Heading(2, "A program's kernels on this GPU's roofline"), TableBlock(by_key["trace"]),
+                Paragraphs(trace_paragraphs(doc)), Picture("trace.png", "the program's kernels", "trace")]
     if doc.get("profile"):
         out += [Heading(2, "Nsight Compute (P8)"),
                 Text(f"`{doc['profile']['command']}` — {doc['profile']['ncu_version']}. Every kernel's DRAM bytes, "
