@@ -105,3 +105,76 @@ def test_l2_table_and_paragraph_flag_the_pins(doc):
     assert "the data now streams from HBM" not in text
     assert "That cannot be HBM" in text and "faster than the pins" in text
     assert "meets 9.06 TB/s (at 48 MiB)" in text
+
+
+# ---------------------------------------------------------------- the ceilings, bracketed
+
+
+def _with_read_variants(doc: dict) -> dict:
+    d = copy.deepcopy(doc)
+    dirs = d["bandwidth"]["directions"]
+    dirs["read_variants"] = [
+        {"label": "read_float4_unroll<8, 0>", "kernel": "read_float4_unroll<8, 0>", "verified": True,
+         "gbs": 4580.0, "grid": 2112, "waves": 2, "block": 256},
+        {"label": "read_float4_unroll<16, 0>", "kernel": "read_float4_unroll<16, 0>", "verified": False,
+         "timing": None},
+    ]
+    dirs["read_cub"] = {"label": "CUB DeviceReduce::Sum", "verified": True, "gbs": 4549.0}
+    dirs["write_memset"] = {"label": "cudaMemsetAsync", "verified": True, "gbs": 3380.0}
+    return d
+
+
+def test_brackets_of_the_recorded_run(doc):
+    from rooflab.model.brackets import brackets
+
+    by = {b.name: b for b in brackets(doc)}
+    copy_b = by["HBM copy (read + write)"]
+    assert copy_b.witness_what == "cudaMemcpy device-to-device" and copy_b.error is None
+    assert copy_b.witness <= copy_b.ceiling <= copy_b.limit.value
+    swept = by["HBM read, swept beyond the L2"]
+    assert swept.error and "faster than the pins" in swept.error and swept.roof is None
+    assert by["L2 read, whole L2"].limit.value is None  # Hopper: no published L2 limit
+    fp32 = by["FP32 CUDA cores"]
+    assert fp32.witness_what.startswith("cublas GEMM") and fp32.witness < fp32.ceiling < fp32.limit.value
+
+
+def test_read_bracket_names_the_best_read_and_its_witness(doc):
+    from rooflab.model.brackets import brackets
+
+    rd = {b.name: b for b in brackets(_with_read_variants(doc))}["HBM read"]
+    assert rd.ceiling == pytest.approx(4580e9) and "read_float4_unroll<8, 0>, grid 2,112 (2 waves)" == rd.ceiling_what
+    assert rd.witness == pytest.approx(4549e9) and rd.witness_what == "CUB DeviceReduce::Sum"
+    assert rd.roof == pytest.approx(4580e9) and rd.error is None and rd.note is None
+    # a witness above rooflab's kernel is noted, and becomes the roof
+    d = _with_read_variants(doc)
+    d["bandwidth"]["directions"]["read_cub"]["gbs"] = 4610.0
+    rd = {b.name: b for b in brackets(d)}["HBM read"]
+    assert rd.roof == pytest.approx(4610e9) and "the device can do more than rooflab's kernel" in rd.note
+
+
+def test_bracket_table_in_the_report(doc):
+    from rooflab.model.placement import roofline
+    from rooflab.report.ceilings import bracket_table
+    from rooflab.report.document import files
+
+    t = bracket_table(_with_read_variants(doc))
+    rows = {r[0]: r for r in t.rows}
+    assert rows["HBM read"][1] == "GB/s" and rows["HBM read"][2] == "4,549"
+    assert rows["HBM read"][3] == "CUB DeviceReduce::Sum"
+    assert rows["HBM read"][6] == "4,814" and rows["HBM read"][10] == "ok"
+    swept = rows["HBM read, swept beyond the L2"]
+    assert swept[10].startswith("ERROR") and swept[9] is None
+    assert rows["L2 read, whole L2"][6] == "no published limit"
+    md = files(doc, roofline(doc))["report.md"]
+    assert "## Ceilings, bracketed" in md and "ERROR: above the physical limit" in md
+
+
+def test_p7_written_from_the_run(doc):
+    from rooflab.report.explain_ceilings import bandwidth_paragraphs
+
+    text = bandwidth_paragraphs(_with_read_variants(doc))[0][1]
+    assert "is what this memory delivers" not in text
+    assert "read at 4,580 GB/s (95.1%, read_float4_unroll<8, 0>" in text
+    assert "lifted the read from 4,275 GB/s" in text
+    assert "CUB's DeviceReduce::Sum, the vendor's read path, reached 4,549 GB/s (94.5%)" in text
+    assert "cudaMemsetAsync 3,380 GB/s" in text and "Writes cost more" in text

@@ -20,6 +20,7 @@ from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import time_kernel
 from rooflab.errors import UsageError
+from rooflab.measure import read_stream
 from rooflab.measure.guards import Guarded
 from rooflab.rungs.record import cdiv
 
@@ -89,7 +90,7 @@ def _copy_measure(label, launch, guarded: Guarded, src, cfg, device) -> dict:
     return r
 
 
-def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo) -> dict:
+def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo, threads_per_sm: int) -> dict:
     """Read-only and write-only float4 passes: what each direction alone reaches."""
     cp = cupy()
     n = cfg.n
@@ -110,9 +111,17 @@ def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo) -> dict:
     out.fill(np.nan)
     write = _measure("write_float4", lambda: wk.launch((wgrid, 1, 1), (128, 1, 1), (out, np.float32(3.0), np.uint64(n))),
                      lambda: bool(cp.all(out == np.float32(3.0))), ceilings.WRITE.bytes(n), cfg, device)
-    return {"read": read, "write": write,
+    def measure(label, launch, verify, nbytes):
+        return _measure(label, launch, verify, nbytes, cfg, device)
+
+    variants = read_stream.read_variants(src, n, threads_per_sm, device.sm_count, measure)
+    cub = read_stream.cub_reduce(src, measure)
+    memset = read_stream.memset(out, measure)
+    return {"read": read, "write": write, "read_variants": variants, "read_cub": cub, "write_memset": memset,
             "note": "read: float4 grid-stride sum, 16 float4 per thread, block 256 (bytes include the 1/64 "
-                    "partial-sum write); write: float4 fill, one float4 per thread, block 128"}
+                    "partial-sum write); write: float4 fill, one float4 per thread, block 128; read variants: "
+                    "4-16 float4 loads in flight per thread, grids of 1, 2 and 4 full-occupancy waves, bytes "
+                    "include the partial sums; witnesses: CUB DeviceReduce::Sum (read), cudaMemsetAsync (write)"}
 
 
 def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None] | None = None) -> dict:
@@ -178,7 +187,7 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
         scale.update(timing=t.to_dict(), gbs=_gbs(ceilings.SCALE.bytes(n), t.median_ms),
                      gflops=ceilings.SCALE.flops(n) / (t.median_ms * 1e-3) / 1e9)
     say("read-only and write-only passes")
-    directions = _directions(src, out, cfg, device)
+    directions = _directions(src, out, cfg, device, threads_per_sm)
 
     return {
         "config": {**asdict(cfg), "blocks": list(cfg.blocks), "bytes_per_array": nbytes,

@@ -172,7 +172,8 @@ def _best_copy(doc: dict) -> float | None:
     return best["gbs"] * 1e9 if best and best.get("gbs") else None
 
 
-def _summary(doc: dict) -> dict:
+def memory_figures(doc: dict) -> dict:
+    """The memory section's headline figures, recomputed so older documents gain the new ones."""
     mem = doc.get("memory")
     if not mem:
         return {}
@@ -255,7 +256,7 @@ def _l2_level(dev: dict, s: dict) -> Level | None:
 def levels(doc: dict) -> list[Level]:
     """The slopes to draw and judge by: measured where the document has them, else theory."""
     dev = doc.get("device") or {}
-    s = _summary(doc)
+    s = memory_figures(doc)
     out: list[Level] = []
     shared_t = shared_theoretical(dev)
     if s.get("shared_bytes_per_s"):
@@ -282,7 +283,7 @@ def compute_roofs(doc: dict) -> list[ComputeRoof]:
             what = "TF32 tensor rate ÷ 3 (three products per FMA)" if prec == "3xtf32" else "published dense rate"
             out.append(ComputeRoof(f"{prec.upper().replace('3XTF32', '3xTF32')} tensor", prec, rate, False, True,
                                    what))
-    s = _summary(doc)
+    s = memory_figures(doc)
     for p, what in (("fp16", "HFMA2 chains"), ("fp64", "DFMA chains")):
         if s.get(f"{p}_flops"):
             out.append(ComputeRoof(f"{p.upper()} measured", p, s[f"{p}_flops"], True, True, f"measured: {what}"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rooflab.model.arch import peak_unknown
+from rooflab.model.brackets import brackets
 from rooflab.model.ceilings import summarize
 from rooflab.model.ncu import KernelProfile
 from rooflab.model.peaks import nominal_tensor_fma
@@ -130,3 +131,45 @@ def profile_table(doc: dict) -> Table:
              "FP32 GFLOP = fadd + fmul + 2·ffma thread instructions; AI = those FLOPs / DRAM bytes read + written."]
     return Table("Nsight Compute (P8)", ["kernel", "DRAM %", "SM %", "verdict", "DRAM GB", "FP32 GFLOP",
                                         "AI FLOP/B", "ncu kernel names"], rows, notes, key="profile")
+
+
+def _rate(v: float | None, unit: str) -> Value | None:
+    if not v:
+        return None
+    return fmt(v / 1e9, ",.0f") if unit == "B/s" else fmt(v / 1e12, ",.1f")
+
+
+def _words(text: str) -> Value:
+    """Text for people; its CSV cell without thousands separators or the × sign."""
+    return Value(text, text.replace(",", "").replace("×", "x").replace(" MHz", "MHz"))
+
+
+def bracket_table(doc: dict) -> Table | None:
+    """Every measured ceiling between its witness and its physical limit; a ceiling above its limit
+    is shown as an error with the likely contamination, and gets no roof."""
+    bs = brackets(doc)
+    if not bs:
+        return None
+    rows, notes = [], []
+    for b in bs:
+        lim = b.limit.value
+        if b.error:
+            status = "ERROR: above the physical limit"
+            notes.append(f"{b.name}: {b.error}.")
+        elif b.note:
+            status = "below the witness"
+            notes.append(f"{b.name}: {b.note}.")
+        else:
+            status = "ok" if lim else "ok (no published limit)"
+        rows.append([b.name, "GB/s" if b.unit == "B/s" else "TFLOP/s", _rate(b.witness, b.unit),
+                     _words(b.witness_what), _rate(b.ceiling, b.unit), _words(b.ceiling_what),
+                     _rate(lim, b.unit) or missing("no published limit"), _words(b.limit.basis) if lim else None,
+                     fmt(100 * b.ceiling / lim, ".1f", "%") if b.ceiling and lim else None,
+                     _rate(b.roof, b.unit), status])
+    notes.insert(0, ("witness ≤ ceiling ≤ physical limit. Witness: the best other path measured in this run (the vendor's "
+                     "cudaMemcpy, CUB DeviceReduce::Sum, cudaMemsetAsync, or the fastest GEMM of that precision); "
+                     "ceiling: rooflab's own kernel; limit: the pin rate for HBM, SMs × units × work per cycle × the "
+                     "maximum SM clock for compute. Roof: the higher of witness and ceiling, none above the limit."))
+    return Table("Ceilings, bracketed", ["ceiling", "unit", "witness", "witness is", "rooflab", "rooflab's kernel",
+                                         "physical limit", "limit from", "% of limit", "roof", "status"],
+                 rows, notes, key="brackets")

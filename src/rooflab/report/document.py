@@ -10,6 +10,7 @@ from rooflab.model.roofline import Roofline
 from rooflab.report import gemm as render_gemm
 from rooflab.report.ceilings import (
     bandwidth_tables,
+    bracket_table,
     flops_table,
     profile_table,
     tensor_peak_table,
@@ -82,6 +83,9 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
     hier = hierarchy_table(doc)
     if hier:
         tables.append(hier)
+    bracketed = bracket_table(doc)
+    if bracketed:
+        tables.append(bracketed)
     if doc.get("gemm"):
         tables += [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
     if doc.get("profile"):
@@ -147,6 +151,8 @@ def markdown(doc: dict, tables: list[Table]) -> str:
                by_key["profile"].to_markdown()]
     elif doc.get("report", {}).get("profile_skipped"):
         md += ["## Nsight Compute (P8)", "", f"Not run: {doc['report']['profile_skipped']}.", ""]
+    if "brackets" in by_key:
+        md += ["## Ceilings, bracketed", "", by_key["brackets"].to_markdown()]
     md += ["## Roofline (P9)", "", "![roofline](roofline.png)", ""]
     if "roofline" in by_key:
         md.append(by_key["roofline"].to_markdown())
