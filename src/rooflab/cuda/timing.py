@@ -68,12 +68,15 @@ BATCH_TARGET_MS = 2.0  # each batched sample runs about this long
 
 
 def time_kernel(launch: Callable[[], None], *, label: str, reps: int = 20, warmup: int = 1,
-                flush: Callable[[], None] | None = None, pci_bus_id: str = "", batch: int = 1) -> Timing:
+                flush: Callable[[], None] | None = None, pci_bus_id: str = "", batch: int = 1,
+                before_last: Callable[[], None] | None = None) -> Timing:
     """Time `launch` (which enqueues the kernel on the current stream).
 
     batch = 1: a pair of events around each launch (the seed's method). batch > 1: a pair
     around `batch` back-to-back launches, reported per launch, so launch gaps of microsecond
     kernels are shared out instead of counted whole (no L2 flush between them).
+    before_last runs (enqueued outside the events) before the last sample: the harness poisons the
+    output there, so what the last timed launch wrote can be checked.
     """
     if reps < 1 or batch < 1:
         raise ValueError("reps and batch must be at least 1")
@@ -84,9 +87,11 @@ def time_kernel(launch: Callable[[], None], *, label: str, reps: int = 20, warmu
     with cuda_call(label, "cudaEventCreate"):
         events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(reps)]
     with Telemetry(pci_bus_id) as tel:
-        for start, stop in events:
+        for i, (start, stop) in enumerate(events):
             if flush:
                 flush()
+            if before_last and i == len(events) - 1:
+                before_last()
             start.record()
             for _ in range(batch):
                 launch()
@@ -100,13 +105,17 @@ def time_kernel(launch: Callable[[], None], *, label: str, reps: int = 20, warmu
 
 
 def time_launches(launch: Callable[[], None], *, label: str, reps: int = 20, warmup: int = 1,
-                  flush: Callable[[], None] | None = None, pci_bus_id: str = "", method: str = "events") -> Timing:
+                  flush: Callable[[], None] | None = None, pci_bus_id: str = "", method: str = "events",
+                  before_last: Callable[[], None] | None = None) -> Timing:
     """time_kernel with the method chosen: "events", "batched", or "auto" (batched when one launch
     takes under SHORT_LAUNCH_MS, where an event pair per launch would count launch gaps)."""
     if method == "events":
-        return time_kernel(launch, label=label, reps=reps, warmup=warmup, flush=flush, pci_bus_id=pci_bus_id)
+        return time_kernel(launch, label=label, reps=reps, warmup=warmup, flush=flush, pci_bus_id=pci_bus_id,
+                           before_last=before_last)
     probe = time_kernel(launch, label=label, reps=3, warmup=warmup, pci_bus_id=pci_bus_id)
     if method == "auto" and probe.median_ms >= SHORT_LAUNCH_MS:
-        return time_kernel(launch, label=label, reps=reps, warmup=0, flush=flush, pci_bus_id=pci_bus_id)
+        return time_kernel(launch, label=label, reps=reps, warmup=0, flush=flush, pci_bus_id=pci_bus_id,
+                           before_last=before_last)
     batch = max(2, min(10_000, int(BATCH_TARGET_MS / max(probe.min_ms, 1e-4))))
-    return time_kernel(launch, label=label, reps=reps, warmup=0, pci_bus_id=pci_bus_id, batch=batch)
+    return time_kernel(launch, label=label, reps=reps, warmup=0, pci_bus_id=pci_bus_id, batch=batch,
+                       before_last=before_last)

@@ -19,6 +19,7 @@ from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import time_kernel
+from rooflab.measure.proven import time_proven
 from rooflab.errors import UsageError
 from rooflab.measure import read_stream
 from rooflab.measure.guards import Guarded
@@ -63,15 +64,27 @@ def _gbs(nbytes: float, ms: float) -> float:
 
 
 def _measure(label: str, launch: Callable[[], None], verify: Callable[[], bool], nbytes: float,
-             cfg: BandwidthConfig, device: DeviceInfo) -> dict:
-    """Checked run first (the caller poisoned the output), then the timed reps."""
+             cfg: BandwidthConfig, device: DeviceInfo, poison: Callable[[], None] | None = None,
+             flops: float = 0.0) -> dict:
+    """Checked run first (the caller poisoned the output), then the timed reps; with `poison`, the
+    last timed launch is checked too and the median held against the roofline floor."""
     launch()
     synchronize(label)
     if not verify():
         return {"label": label, "verified": False, "timing": None}
-    t = time_kernel(launch, label=label, reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
+    if poison is None:
+        t = time_kernel(launch, label=label, reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
+        proof = []
+    else:
+        p = time_proven(launch, label=label, reps=cfg.reps, device=device, poison=poison,
+                        recheck=lambda: 0 if verify() else 1, shape=(int(nbytes), 1, 1), precision="fp32",
+                        flops=flops, nbytes=nbytes, footprint_bytes=nbytes, warmup=cfg.warmup)
+        proof = [c.to_dict() for c in p.checks]
+        if not p.passed:
+            return {"label": label, "verified": False, "timing": None, "error": p.error, "proof": proof}
+        t = p.timing
     return {"label": label, "verified": True, "timing": t.to_dict(), "bytes": nbytes,
-            "gbs": _gbs(nbytes, t.median_ms), "gbs_best": _gbs(nbytes, t.min_ms)}
+            "gbs": _gbs(nbytes, t.median_ms), "gbs_best": _gbs(nbytes, t.min_ms), "proof": proof}
 
 
 def _copy_measure(label, launch, guarded: Guarded, src, cfg, device) -> dict:
@@ -85,7 +98,7 @@ def _copy_measure(label, launch, guarded: Guarded, src, cfg, device) -> dict:
         touched["n"] = guarded.touched()
         return touched["n"] == 0 and bool(cp.array_equal(guarded.array, src))
 
-    r = _measure(label, launch, verify, ceilings.COPY_FLOAT4.bytes(cfg.n), cfg, device)
+    r = _measure(label, launch, verify, ceilings.COPY_FLOAT4.bytes(cfg.n), cfg, device, poison=guarded.poison)
     r["guard_touched"] = touched.get("n")
     return r
 
@@ -106,13 +119,15 @@ def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo, threads_per_
 
     partial.fill(np.nan)
     read = _measure("read_float4", lambda: rk.launch((rgrid, 1, 1), (256, 1, 1), (src, partial, np.uint64(n))),
-                    read_ok, ceilings.READ.bytes(n) + partial.size * 4.0, cfg, device)
+                    read_ok, ceilings.READ.bytes(n) + partial.size * 4.0, cfg, device,
+                    poison=lambda: partial.fill(np.nan))
     wgrid = cdiv(cdiv(n, 4), 128)
     out.fill(np.nan)
     write = _measure("write_float4", lambda: wk.launch((wgrid, 1, 1), (128, 1, 1), (out, np.float32(3.0), np.uint64(n))),
-                     lambda: bool(cp.all(out == np.float32(3.0))), ceilings.WRITE.bytes(n), cfg, device)
-    def measure(label, launch, verify, nbytes):
-        return _measure(label, launch, verify, nbytes, cfg, device)
+                     lambda: bool(cp.all(out == np.float32(3.0))), ceilings.WRITE.bytes(n), cfg, device,
+                     poison=lambda: out.fill(np.nan))
+    def measure(label, launch, verify, nbytes, poison):
+        return _measure(label, launch, verify, nbytes, cfg, device, poison=poison)
 
     variants = read_stream.read_variants(src, n, threads_per_sm, device.sm_count, measure)
     cub = read_stream.cub_reduce(src, measure)

@@ -31,10 +31,11 @@ from rooflab.cuda import staging
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
-from rooflab.cuda.timing import l2_flusher, time_launches
+from rooflab.cuda.timing import l2_flusher
 from rooflab.errors import KernelError, UsageError
 from rooflab.measure import tune
 from rooflab.measure.guards import Guarded
+from rooflab.measure.proven import time_proven
 from rooflab.model.check import (
     MIXED,
     POSITIVE,
@@ -342,9 +343,22 @@ def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | 
         say(f"{rung.name}: time {cfg.reps} reps")
         flush = l2_flusher(device.l2_bytes) if cfg.flush_l2 else None
         var, c = inp.variant(rung), inp.c.array
-        timing = time_launches(lambda: launch(var.a, var.b, c), label=rung.name, reps=cfg.reps,
-                               warmup=cfg.warmup, flush=flush, pci_bus_id=device.pci_bus_id, method=cfg.timing)
-        rec["timing"] = timing.to_dict()
+        checked = c.copy()  # the determinism runs left the checked output here
+
+        def recheck():
+            cp = cupy()
+            return int(cp.count_nonzero(checked.view(cp.uint32) != c.view(cp.uint32))) + inp.c.touched()
+
+        nbytes = var.a.nbytes + var.b.nbytes + c.nbytes  # compulsory: A and B read, C written once
+        proof = time_proven(lambda: launch(var.a, var.b, c), label=rung.name, reps=cfg.reps, device=device,
+                            poison=inp.c.poison, recheck=recheck, shape=(cfg.m, cfg.n, cfg.k),
+                            precision=rung.precision, flops=rec["flops"], nbytes=nbytes, footprint_bytes=nbytes,
+                            warmup=cfg.warmup, flush=flush, method=cfg.timing)
+        rec["checks"] += [ch.to_dict() for ch in proof.checks]
+        if not proof.passed:
+            rec["passed"], rec["error"] = False, proof.error
+            return rec
+        rec["timing"] = proof.timing.to_dict()
     except KernelError as exc:
         rec["error"] = str(exc)
         rec["passed"] = False

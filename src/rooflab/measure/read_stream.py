@@ -26,7 +26,7 @@ def _sum_check(src) -> Callable[[float], bool]:
 
 def read_variants(src, n: int, threads_per_sm: int, sm_count: int, measure) -> list[dict]:
     """Each unrolled read variant at 1, 2 and 4 full-occupancy waves (grid-stride); `measure` is the
-    bandwidth harness's checked-then-timed run (label, launch, verify, bytes)."""
+    bandwidth harness's checked-then-timed run (label, launch, verify, bytes, poison)."""
     cp = cupy()
     ok = _sum_check(src)
     wave = sm_count * max(1, threads_per_sm // BLOCK)
@@ -44,7 +44,7 @@ def read_variants(src, n: int, threads_per_sm: int, sm_count: int, measure) -> l
             def verify(partial=partial):
                 return ok(float(cp.sum(partial, dtype=cp.float64)))
 
-            r = measure(c.kernel, launch, verify, c.bytes(n) + partial.size * 4.0)
+            r = measure(c.kernel, launch, verify, c.bytes(n) + partial.size * 4.0, lambda p=partial: p.fill(np.nan))
             r.update(kernel=c.kernel, description=c.what, block=BLOCK, grid=grid, waves=waves)
             out.append(r)
     return out
@@ -66,7 +66,8 @@ def cub_reduce(src, measure) -> dict:
             with cuda_call("cub", "cupy.sum (CUB DeviceReduce::Sum)"):
                 cp.sum(src, out=res)
 
-        r = measure("CUB DeviceReduce::Sum", launch, lambda: ok(float(res)), ceilings.READ.bytes(src.size))
+        r = measure("CUB DeviceReduce::Sum", launch, lambda: ok(float(res)), ceilings.READ.bytes(src.size),
+                    lambda: res.fill(np.nan))
     finally:
         _accelerator.set_routine_accelerators(before)
     r["witness"] = "CUB DeviceReduce::Sum (cupy.sum, CUB routine accelerator)"
@@ -84,6 +85,7 @@ def memset(out, measure) -> dict:
         with cuda_call("cudaMemsetAsync", "cudaMemsetAsync"):
             cp.cuda.runtime.memsetAsync(out.data.ptr, 0, nbytes, stream.ptr)
 
-    r = measure("cudaMemsetAsync", launch, lambda: not bool(cp.any(out != 0)), float(nbytes))
+    r = measure("cudaMemsetAsync", launch, lambda: not bool(cp.any(out != 0)), float(nbytes),
+                lambda: out.fill(np.nan))
     r["witness"] = "cudaMemsetAsync"
     return r

@@ -94,6 +94,35 @@ def compute_limit(dev: dict, precision: str) -> Limit:
     return Limit(None, f"unknown for {precision} on sm_{cc[0]}{cc[1]}")
 
 
+# The units that can deliver a result of each precision (a floor must allow the fastest: an FP32-accurate
+# GEMM may run as 3xTF32 on tensor cores, FP16 on the tensor cores or as HFMA2). "fp32-simt": a kernel
+# known to run on the FP32 CUDA cores only (the FMA chains).
+_DELIVER = {"fp32": ("fp32", "3xtf32"), "fp32-simt": ("fp32",), "ieee": ("fp32", "3xtf32"), "3xtf32": ("3xtf32",), "tf32": ("tf32",),
+            "bf16": ("bf16",), "fp16": ("fp16", "fp16-tensor"), "fp8": ("fp8",), "fp64": ("fp64",)}
+
+
+def fastest_limit(dev: dict, precision: str) -> Limit:
+    """The highest compute limit of any unit that can produce this precision's result."""
+    cands = []
+    for p in _DELIVER.get(precision.lower(), (precision.lower(),)):
+        lim = _tensor(dev, "fp16") if p == "fp16-tensor" else compute_limit(dev, p)
+        if lim.value:
+            cands.append(lim)
+    if precision.lower() == "fp64" and cands and tuple(dev.get("cc") or (0, 0)) >= (8, 0):
+        # A100 and Hopper run FP64 matrix products on the tensor cores at twice the DFMA rate
+        cands.append(Limit(2 * cands[0].value, f"2 × ({cands[0].basis}): FP64 tensor cores"))
+    return max(cands, key=lambda lim: lim.value) if cands else Limit(None, f"unknown for {precision}")
+
+
+def _tensor(dev: dict, precision: str) -> Limit:
+    sms, mhz = dev.get("sm_count"), dev.get("sm_clock_max_mhz")
+    nominal = nominal_tensor_fma(tuple(dev.get("cc") or (0, 0)), precision, dev.get("spec_key"))
+    if not (sms and mhz and nominal):
+        return Limit(None, "unknown")
+    return Limit(sms * nominal[0] * 2 * mhz * 1e6,
+                 f"{sms} SMs × {nominal[0]:g} {precision.upper()} tensor FMA/clk × 2 × {mhz:.0f} MHz")
+
+
 def above_limit(value: float | None, limit: Limit, what: str) -> str | None:
     """The error for a figure above its physical limit (beyond noise), or None."""
     if not value or not limit.value or value <= limit.value * (1 + LIMIT_TOLERANCE):
