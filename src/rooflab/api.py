@@ -39,7 +39,7 @@ def sections(kernel, *, op: str | Op = "gemm", m: int | None = None, n: int = 40
         out = {"gemm": lab.gemm_section([rung], m=m, n=n, k=k, reps=reps, check_n=check_n, kernels=names,
                                         seed=seed, timing=timing)}
         if profile:
-            out["profile"] = lab.profile_section(with_gemm=False, n=n, size=0, extra=[rung], labels=names)
+            out["profile"] = lab.profile_section(with_gemm=False, m=m, n=n, k=k, size=0, extra=[rung], labels=names)
         return out
     if isinstance(op, str) and op == "stream":
         from rooflab.ops.stream import stream  # noqa: PLC0415
@@ -53,8 +53,11 @@ def sections(kernel, *, op: str | Op = "gemm", m: int | None = None, n: int = 40
         raise UsageError(f"n must be a positive integer, got {n}")
     from rooflab.measure import bench as harness  # noqa: PLC0415
 
-    return {"bench": lambda dev, say: harness.run([kernel], op, (n,), dev, reps=reps, seed=seed, timing=timing,
-                                                  progress=say)}
+    out = {"bench": lambda dev, say: harness.run([kernel], op, (n,), dev, reps=reps, seed=seed, timing=timing,
+                                                 progress=say)}
+    if profile:  # the op's kernel at the size it was timed
+        out["profile"] = lab.op_profile_section(kernel, op.name, expr, flops_per_element, (n,))
+    return out
 
 
 def bench(kernel, *, op: str | Op = "gemm", progress=None, **kw) -> Result:

@@ -122,11 +122,19 @@ def gemm_section(extra: list | None = None, **kw) -> Section:
 
 
 def profile_section(*, with_gemm: bool, n: int, size: int, raw_dir: str | None = None,
-                    extra: list | None = None, labels: list[str] | None = None) -> Section:
+                    extra: list | None = None, labels: list[str] | None = None,
+                    m: int | None = None, k: int | None = None) -> Section:
     from rooflab.measure import profiling  # noqa: PLC0415
 
-    return lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=size, progress=say, raw_dir=raw_dir,
-                                          extra=extra, labels=labels)
+    return lambda dev, say: profiling.run(with_gemm=with_gemm, m=m, n=n, k=k, size=size, progress=say,
+                                          raw_dir=raw_dir, extra=extra, labels=labels)
+
+
+def op_profile_section(target, op_name: str, expr: str, flops_per_element: float, n: tuple[int, ...]) -> Section:
+    from rooflab.measure import profiling  # noqa: PLC0415
+
+    spec = profiling.op_spec(target, op_name, expr, flops_per_element, n)
+    return lambda dev, say: profiling.run_op(target, spec, progress=say)
 
 
 def report_sections(cfg: ReportConfig) -> dict[str, Section]:

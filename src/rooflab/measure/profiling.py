@@ -26,23 +26,67 @@ def ncu_version() -> str:
     return out.strip().splitlines()[-1] if out.strip() else "unknown"
 
 
-def user_spec(rung, n: int) -> dict | None:
-    """What profile_target needs to rebuild a user's kernel in ncu's process, or None if it cannot
-    (a Python callable with no import path)."""
+def user_spec(rung, m: int, n: int, k: int) -> dict | None:
+    """What profile_target needs to rebuild a user's GEMM kernel in ncu's process at the timed
+    M, N, K, or None if it cannot (a Python callable with no import path)."""
     if rung.source:
         return {"source": rung.source, "kernel": rung.kernel, "block": list(rung.block),
-                "grid": list(rung.grid(n, n, n)), "options": list(rung.options), "shared_mem": rung.shared_mem}
+                "grid": list(rung.grid(m, n, k)), "options": list(rung.options), "shared_mem": rung.shared_mem}
     path = getattr(rung.launcher, "import_path", None)
     return {"callable": path, "framework": getattr(rung.launcher, "framework", "cupy")} if path else None
 
 
-def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] | None = None,
-        raw_dir: str | None = None, extra: list | None = None, labels: list[str] | None = None) -> dict:
-    """Profile the ceilings and (with_gemm) the ladder, or exactly `labels`; `extra` are user rungs."""
+def op_spec(target, op_name: str, expr: str, flops_per_element: float, n: tuple[int, ...]) -> dict | None:
+    """What profile_target needs to rebuild a user's stream-op kernel at the timed size, or None
+    (an op other than stream, or a callable with no import path)."""
+    from rooflab.targets import CudaKernel, grid_function  # noqa: PLC0415
+
+    if op_name != "stream":
+        return None
+    base = {"op": "stream", "expr": expr, "flops_per_element": flops_per_element, "n": list(n)}
+    if isinstance(target, CudaKernel):
+        grid = grid_function(target.grid, target.block, "stream")(n[0], 1, 1)
+        return {**base, "source": target.path, "kernel": target.name, "block": list(target.block),
+                "grid": list(grid), "options": list(target.options), "shared_mem": target.shared_mem}
+    path = getattr(target, "import_path", None)
+    return {**base, "callable": path, "framework": target.framework} if path else None
+
+
+def run_op(target, spec: dict | None, *, progress: Callable[[str], None] | None = None) -> dict:
+    """Profile one user kernel of a non-GEMM op at the size it was timed (the 'profile' section)."""
+    say = progress or (lambda _m: None)
+    find_ncu()
+    kernels, skipped = [], []
+    if spec is None:
+        skipped.append(f"{target.name}: only stream ops, and callables with an import path, can be profiled")
+    else:
+        say(f"ncu: {target.name}")
+        kernels.append(_profile_spec(target.name, [], spec)[0].to_dict())
+    return {"ncu_version": ncu_version(), "command": " ".join(command("<label>")[:-3]), "metrics": list(METRICS),
+            "config": {"op": spec.get("op") if spec else None, "n": (spec or {}).get("n")},
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "kernels": kernels, "skipped": skipped}
+
+
+def _profile_spec(label: str, args: list[str], spec: dict) -> tuple[KernelProfile, str]:
     import json  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(spec, fh)
+    try:
+        return profile(label, [*args, "--spec", fh.name])
+    finally:
+        Path(fh.name).unlink(missing_ok=True)
+
+
+def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] | None = None,
+        raw_dir: str | None = None, extra: list | None = None, labels: list[str] | None = None,
+        m: int | None = None, k: int | None = None) -> dict:
+    """Profile the ceilings and (with_gemm) the ladder, or exactly `labels`; `extra` are user rungs.
+    GEMMs are profiled at the M, N, K given (M and K default to N): the shape that was timed."""
     find_ncu()
+    m, k = m or n, k or n
     say = progress or (lambda _m: None)
     users = {r.name: r for r in extra or []}
     if labels is None:
@@ -55,20 +99,16 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
             skipped.append(f"{label}: needs {', '.join(missing)} (not installed here)")
             continue
         say(f"ncu: {label}")
-        args = ["--n", str(n)] if label not in CEILING_LABELS else ["--size", str(size)]
+        args = (["--m", str(m), "--n", str(n), "--k", str(k)] if label not in CEILING_LABELS
+                else ["--size", str(size)])
         if label in users:
-            spec = user_spec(users[label], n)
+            spec = user_spec(users[label], m, n, k)
             if spec is None:
                 skipped.append(f"{label}: a Python callable needs an import path (module:function) to be profiled")
                 continue
-            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-                json.dump(spec, fh)
-            args += ["--spec", fh.name]
-        try:
+            prof, raw = _profile_spec(label, args, spec)
+        else:
             prof, raw = profile(label, args)
-        finally:
-            if label in users:
-                Path(fh.name).unlink(missing_ok=True)
         if raw_dir:
             Path(raw_dir).mkdir(parents=True, exist_ok=True)
             (Path(raw_dir) / f"ncu_{label}.csv").write_text(raw)
@@ -77,7 +117,7 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
         "ncu_version": ncu_version(),
         "command": " ".join(command("<label>")[:-3]),
         "metrics": list(METRICS),
-        "config": {"n": n, "size": size, "gemm": with_gemm},
+        "config": {"m": m, "n": n, "k": k, "size": size, "gemm": with_gemm},
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "kernels": kernels,
         "skipped": skipped,

@@ -385,6 +385,13 @@ def _achieved(doc: dict, p: KernelProfile) -> tuple[float | None, str]:
     return None, ""
 
 
+def profiled_at_timed_shape(rec: dict, config: dict) -> bool:
+    """The profile was taken at the rung's timed M, N, K (profiles before M and K were recorded ran
+    N x N x N)."""
+    n = config.get("n", rec.get("n"))
+    return (rec.get("m"), rec.get("n"), rec.get("k")) == (config.get("m", n), n, config.get("k", n))
+
+
 @dataclass
 class Hierarchy:
     device: str
@@ -426,8 +433,7 @@ def hierarchy(doc: dict) -> Hierarchy | None:
             continue
         level_bytes = {"L1": p.l1_shared_bytes, "L2": p.l2_bytes, "DRAM": p.dram_bytes}
         rec = rungs.get(p.label)
-        if rec is not None and rec.get("m") == rec.get("n") == rec.get("k") == (doc.get("profile") or {}).get(
-                "config", {}).get("n", rec.get("n")):
+        if rec is not None and profiled_at_timed_shape(rec, (doc.get("profile") or {}).get("config") or {}):
             prec = rec.get("precision", "fp32")
             roof = next((r for r in roofs if r.precision == prec), None)
             if roof is None:
