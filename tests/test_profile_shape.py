@@ -23,12 +23,17 @@ def captured(monkeypatch):
 
     calls = []
 
-    def fake_profile(label, args, timeout=300):
+    def fake_profile(label, args, timeout=300, metrics=profiling.METRICS):
         spec = None
         if "--spec" in args:
             spec = json.loads(Path(args[args.index("--spec") + 1]).read_text())
-        calls.append((label, list(args), spec))
-        return KernelProfile(label, ["k"], {"dram__bytes_read.sum": 1.0}), ""
+        calls.append((label, list(args), spec) if metrics == profiling.METRICS else (label, "tensor", metrics))
+        if metrics != profiling.METRICS:
+            if label == "mma_bf16":
+                raise profiling.ToolError("ncu on mma_bf16 failed (exit 1): unknown metric")
+            return KernelProfile(label, ["k"], {"sm__ops_path_tensor_src_bf16_dst_fp32.sum": 5.0,
+                                                "gpu__time_duration.sum": 9.0}), ""
+        return KernelProfile(label, ["k"], {"dram__bytes_read.sum": 1.0, "gpu__time_duration.sum": 1.0}), ""
 
     monkeypatch.setattr(profiling, "find_ncu", lambda: "/usr/bin/ncu")
     monkeypatch.setattr(profiling, "ncu_version", lambda: "fake")
@@ -96,3 +101,17 @@ def test_profile_of_another_shape_is_not_used():
     assert pt.ai_source == "model"
     d["profile"]["config"].update(m=1000, k=1234)
     assert {p.label: p for p in points(d)}["tiled32"].ai_source == "ncu"
+
+
+def test_tensor_rungs_get_a_tensor_pipe_pass(captured):
+    from rooflab.measure import profiling
+    from rooflab.model.ncu import TENSOR_METRICS
+
+    sec = profiling.run(with_gemm=False, n=256, size=0, labels=["tiled32", "cublas_bf16", "mma_bf16"])
+    assert [(c[0], c[1]) for c in captured if c[1] == "tensor"] == [("cublas_bf16", "tensor"), ("mma_bf16", "tensor")]
+    assert all(c[2] == TENSOR_METRICS for c in captured if c[1] == "tensor")
+    by = {k["label"]: k for k in sec["kernels"]}
+    assert by["cublas_bf16"]["tensor_flops"] == 5.0
+    assert by["cublas_bf16"]["metrics"]["gpu__time_duration.sum"] == 1.0  # the first pass's duration kept
+    assert by["tiled32"]["tensor_flops"] is None and "tensor_error" not in by["tiled32"]
+    assert "unknown metric" in by["mma_bf16"]["tensor_error"] and by["mma_bf16"]["dram_bytes"] == 1.0

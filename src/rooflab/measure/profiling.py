@@ -12,7 +12,7 @@ from pathlib import Path
 
 from rooflab.errors import ToolError
 from rooflab.measure.gemm import missing_modules
-from rooflab.model.ncu import METRICS, KernelProfile, combine, parse_csv
+from rooflab.model.ncu import DURATION, METRICS, TENSOR_METRICS, KernelProfile, combine, parse_csv
 from rooflab.rungs import LADDER
 
 CEILING_LABELS = ("copy", "copy_scalar", "fma")
@@ -68,14 +68,15 @@ def run_op(target, spec: dict | None, *, progress: Callable[[str], None] | None 
             "kernels": kernels, "skipped": skipped}
 
 
-def _profile_spec(label: str, args: list[str], spec: dict) -> tuple[KernelProfile, str]:
+def _profile_spec(label: str, args: list[str], spec: dict,
+                  metrics: tuple[str, ...] = METRICS) -> tuple[KernelProfile, str]:
     import json  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(spec, fh)
     try:
-        return profile(label, [*args, "--spec", fh.name])
+        return profile(label, [*args, "--spec", fh.name], metrics=metrics)
     finally:
         Path(fh.name).unlink(missing_ok=True)
 
@@ -109,10 +110,15 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
             prof, raw = _profile_spec(label, args, spec)
         else:
             prof, raw = profile(label, args)
+        tensor_error = None
+        owner = users.get(label) or rung
+        if owner is not None and owner.precision != "fp32":  # tensor-core work: count it on the tensor pipe
+            say(f"ncu: {label} (tensor pipe)")
+            tensor_error = _add_tensor_counts(prof, label, args, spec if label in users else None)
         if raw_dir:
             Path(raw_dir).mkdir(parents=True, exist_ok=True)
             (Path(raw_dir) / f"ncu_{label}.csv").write_text(raw)
-        kernels.append(prof.to_dict())
+        kernels.append({**prof.to_dict(), **({"tensor_error": tensor_error} if tensor_error else {})})
     return {
         "ncu_version": ncu_version(),
         "command": " ".join(command("<label>")[:-3]),
@@ -124,6 +130,18 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
     }
 
 
+def _add_tensor_counts(prof: KernelProfile, label: str, args: list[str], spec: dict | None) -> str | None:
+    """A second pass for the tensor-pipe counters, merged into the profile; the error, if it failed
+    (a chip without some of them), leaves the first pass as it was."""
+    try:
+        extra, _raw = (_profile_spec(label, args, spec, metrics=TENSOR_METRICS) if spec
+                       else profile(label, args, metrics=TENSOR_METRICS))
+    except ToolError as exc:
+        return str(exc)
+    prof.metrics.update({k: v for k, v in extra.metrics.items() if k != DURATION})
+    return None
+
+
 def find_ncu() -> str:
     path = shutil.which("ncu") or next(
         (p for p in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu") if os.path.exists(p)), None)
@@ -132,15 +150,17 @@ def find_ncu() -> str:
     return path
 
 
-def command(label: str, extra: list[str] | None = None, ncu: str | None = None) -> list[str]:
+def command(label: str, extra: list[str] | None = None, ncu: str | None = None,
+            metrics: tuple[str, ...] = METRICS) -> list[str]:
     return [ncu or find_ncu(), "--clock-control", "none", "--profile-from-start", "off",
-            "--csv", "--page", "raw", "--metrics", ",".join(METRICS),
+            "--csv", "--page", "raw", "--metrics", ",".join(metrics),
             sys.executable, "-m", "rooflab.measure.profile_target", label, *(extra or [])]
 
 
-def profile(label: str, extra: list[str] | None = None, timeout: float = 300) -> tuple[KernelProfile, str]:
+def profile(label: str, extra: list[str] | None = None, timeout: float = 300,
+            metrics: tuple[str, ...] = METRICS) -> tuple[KernelProfile, str]:
     """Profile one label; returns the profile and ncu's raw stdout (kept for the record)."""
-    cmd = command(label, extra)
+    cmd = command(label, extra, metrics=metrics)
     env = dict(os.environ)
     env["CUPY_CACHE_SAVE_CUDA_SOURCE"] = "0"
     try:
