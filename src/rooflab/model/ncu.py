@@ -37,7 +37,9 @@ OCCUPANCY_PCT = "sm__warps_active.avg.pct_of_peak_sustained_active"
 REGISTERS = "launch__registers_per_thread"
 BANK_CONFLICTS_LD = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 SHARED_WAVEFRONTS_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-STATE_METRICS = (*STALLS.values(), ISSUE_PCT, OCCUPANCY_PCT, REGISTERS, BANK_CONFLICTS_LD, SHARED_WAVEFRONTS_LD)
+INSTRUCTIONS = "smsp__inst_executed.sum"  # warp instructions issued, every pipe
+STATE_METRICS = (*STALLS.values(), ISSUE_PCT, OCCUPANCY_PCT, REGISTERS, BANK_CONFLICTS_LD, SHARED_WAVEFRONTS_LD,
+                 INSTRUCTIONS)
 METRICS = (DRAM_PCT, SM_PCT, MEM_PCT, DRAM_READ, DRAM_WRITE, FADD, FMUL, FFMA, DURATION, *LEVEL_METRICS,
            *STATE_METRICS)
 # Tensor-core work, which the FP32 instruction counters above do not see (HMMA/HGMMA are no FFMA):
@@ -56,10 +58,12 @@ TENSOR_METRICS = (*TENSOR_SRC, *TENSOR_OP, DURATION)
 
 def warp_state(metrics: dict) -> dict:
     """The figures a transition paragraph quotes, from one kernel's metrics (absent ones left out):
-    issue_pct, occupancy_pct, registers, bank_conflicts, shared_wavefronts, stalls {reason: warps per issue}."""
+    issue_pct, occupancy_pct, registers, bank_conflicts, shared_wavefronts, instructions,
+    stalls {reason: warps per issue}."""
     out = {k: metrics[m] for k, m in (("issue_pct", ISSUE_PCT), ("occupancy_pct", OCCUPANCY_PCT),
                                         ("registers", REGISTERS), ("bank_conflicts", BANK_CONFLICTS_LD),
-                                        ("shared_wavefronts", SHARED_WAVEFRONTS_LD)) if m in metrics}
+                                        ("shared_wavefronts", SHARED_WAVEFRONTS_LD),
+                                        ("instructions", INSTRUCTIONS)) if m in metrics}
     stalls = {r: metrics[m] for r, m in STALLS.items() if m in metrics}
     if stalls:
         out["stalls"] = dict(sorted(stalls.items(), key=lambda kv: -kv[1]))
