@@ -480,9 +480,11 @@ def parse_target(target: str, kernel: str | None, *, block: str, grid: str | Non
 @click.option("--reps", type=click.IntRange(min=1), default=20, show_default=True, help="Timed repetitions.")
 @click.option("--check-n", type=click.IntRange(min=1), default=512, show_default=True,
               help="GEMM: size of the check against a CPU float64 reference.")
-@click.option("--timing", type=click.Choice(["auto", "events", "batched"]), default="auto", show_default=True,
+@click.option("--timing", type=click.Choice(["auto", "events", "batched", "graph"]), default="auto", show_default=True,
               help="events: a pair of CUDA events per launch; batched: many launches per pair (for microsecond "
-                   "kernels, where an event pair also counts launch gaps); auto: batched below 0.1 ms.")
+                   "kernels, where an event pair also counts launch gaps); graph: a CUDA graph of many launches "
+                   "replayed per sample; auto: a graph below 0.1 ms (batched where the launch cannot be "
+                   "captured).")
 @click.option("--expr", default="x", show_default=True, help="For --op stream: f(x) in numpy syntax, e.g. '2*x'.")
 @click.option("--flops-per-element", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="For --op stream: FLOPs f costs per element.")

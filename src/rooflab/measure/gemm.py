@@ -70,8 +70,9 @@ class GemmConfig:
     check_n: int = 512
     flush_l2: bool = False
     seed: int | None = None
-    timing: str = "events"  # "events" (a pair per launch), "batched" (many launches per pair), "auto"
+    timing: str = "events"  # "events" (a pair per launch), "batched" (many launches per pair), "graph", "auto"
     replicas: int = 8  # concurrent copies in the determinism check
+    budget_s: float | None = None  # time each rung until its median is known to 0.5%, or this many seconds
 
     def validate(self, known: list[str] | None = None) -> None:
         for name, v in (("N", self.n), ("M", self.m), ("K", self.k), ("check size", self.check_n)):
@@ -81,8 +82,10 @@ class GemmConfig:
                 raise UsageError(f"{name}={v} is more than the kernels' int index allows ({INT_MAX})")
         if self.reps < 1:
             raise UsageError(f"--reps must be at least 1, got {self.reps}")
-        if self.timing not in ("events", "batched", "auto"):
-            raise UsageError(f"timing must be events, batched or auto, got {self.timing!r}")
+        if self.timing not in ("events", "batched", "graph", "auto"):
+            raise UsageError(f"timing must be events, batched, graph or auto, got {self.timing!r}")
+        if self.budget_s is not None and not self.budget_s > 0:
+            raise UsageError(f"the timing budget must be a positive number of seconds, got {self.budget_s}")
         if not self.kernels:
             raise UsageError("no kernels given; choose from " + ", ".join(rungs.names()))
         known = rungs.names() if known is None else known
@@ -353,7 +356,7 @@ def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | 
         proof = time_proven(lambda: launch(var.a, var.b, c), label=rung.name, reps=cfg.reps, device=device,
                             poison=inp.c.poison, recheck=recheck, shape=(cfg.m, cfg.n, cfg.k),
                             precision=rung.precision, flops=rec["flops"], nbytes=nbytes, footprint_bytes=nbytes,
-                            warmup=cfg.warmup, flush=flush, method=cfg.timing)
+                            warmup=cfg.warmup, flush=flush, method=cfg.timing, budget_s=cfg.budget_s)
         rec["checks"] += [ch.to_dict() for ch in proof.checks]
         if not proof.passed:
             rec["passed"], rec["error"] = False, proof.error

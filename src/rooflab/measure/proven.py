@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import synchronize
-from rooflab.cuda.timing import Timing, time_launches
+from rooflab.cuda.timing import Timing, time_launches, time_until_stable
 from rooflab.model.check import Check
 from rooflab.model.floor import floor_check, floor_error, roofline_floor
 
@@ -36,11 +36,23 @@ def device_dict(device: DeviceInfo) -> dict:
 def time_proven(launch: Callable[[], None], *, label: str, reps: int, device: DeviceInfo, poison: Callable[[], None],
                 recheck: Callable[[], int], shape: tuple[int, int, int], precision: str, flops: float,
                 nbytes: float, footprint_bytes: float, warmup: int = 1, flush: Callable[[], None] | None = None,
-                method: str = "events") -> Proven:
+                method: str = "events", budget_s: float | None = None) -> Proven:
     """Time `launch`, recheck the last timed launch's output (`recheck` returns how many elements are
-    wrong, after `poison` ran before that sample) and hold the median against the floor."""
-    t = time_launches(launch, label=label, reps=reps, warmup=warmup, flush=flush, pci_bus_id=device.pci_bus_id,
-                      method=method, before_last=poison)
+    wrong, after `poison` ran before that sample) and hold the median against the floor. With
+    `budget_s`, samples are taken until the median's spread is below 0.5% or the budget ends (at
+    least `reps`), then one last poisoned sample."""
+    if budget_s is None:
+        t = time_launches(launch, label=label, reps=reps, warmup=warmup, flush=flush,
+                          pci_bus_id=device.pci_bus_id, method=method, before_last=poison)
+    else:
+        def sample(count: int) -> Timing:
+            return time_launches(launch, label=label, reps=count, warmup=0, flush=flush,
+                                 pci_bus_id=device.pci_bus_id, method=method)
+
+        t = time_until_stable(sample, budget_s=budget_s, chunk=max(1, reps))
+        last = time_launches(launch, label=label, reps=1, warmup=0, flush=flush, pci_bus_id=device.pci_bus_id,
+                             method=method, before_last=poison)
+        t.times_ms = [*t.times_ms, *last.times_ms]
     synchronize(label)
     wrong = recheck()
     checks = [Check(LAST, tuple(shape), "", "output poisoned before it, checked after", float(wrong), 0.0,
