@@ -178,3 +178,59 @@ def test_p7_written_from_the_run(doc):
     assert "lifted the read from 4,275 GB/s" in text
     assert "CUB's DeviceReduce::Sum, the vendor's read path, reached 4,549 GB/s (94.5%)" in text
     assert "cudaMemsetAsync 3,380 GB/s" in text and "Writes cost more" in text
+
+
+# ---------------------------------------------------------------- Nsight Compute's evidence per level
+
+
+def _levels_profile(hit=99.4, dram_l2=2e6, dram_read_share=0.995, l2_rate=9.10e12, hbm_rate=4.28e12):
+    """Constructed ncu figures for the three level launches (bytes in, duration chosen for a rate)."""
+    l2_bytes = 18.1e9
+    return [
+        {"level": "L2", "what": "one partition (24 MiB)", "footprint_bytes": 24 * MiB, "kernel_bytes": l2_bytes,
+         "metrics": {"lts__t_sector_hit_rate.pct": hit, "dram__bytes_read.sum": dram_l2, "dram__bytes_write.sum": 0.0,
+                     "lts__t_bytes.sum": l2_bytes, "gpu__time_duration.sum": l2_bytes / 9.07e12}},
+        {"level": "L2", "what": "whole L2 (48 MiB)", "footprint_bytes": 48 * MiB, "kernel_bytes": l2_bytes,
+         "metrics": {"lts__t_sector_hit_rate.pct": hit, "dram__bytes_read.sum": dram_l2, "dram__bytes_write.sum": 0.0,
+                     "lts__t_bytes.sum": l2_bytes, "gpu__time_duration.sum": l2_bytes / l2_rate}},
+        {"level": "DRAM", "what": "read_float4, one pass over 1 GiB", "footprint_bytes": 2**30,
+         "kernel_bytes": 2**30 * 1.015625,
+         "metrics": {"lts__t_sector_hit_rate.pct": 1.0, "dram__bytes_read.sum": dram_read_share * 2**30 * 1.015625,
+                     "dram__bytes_write.sum": 0.0, "gpu__time_duration.sum": 2**30 / hbm_rate}},
+    ]
+
+
+def test_level_evidence_proves_the_levels(doc):
+    from rooflab.model.level_evidence import cross_check, level_evidence
+
+    d = copy.deepcopy(doc)
+    d["profile"]["levels"] = _levels_profile()
+    ev = level_evidence(d)
+    assert [e.proven for e in ev] == [True, True, True]
+    assert ev[1].ncu_rate == pytest.approx(9.10e12) and cross_check(9.0637e12, ev[1]) is None
+    assert "L2 hit rate 99.4%" in ev[1].why
+    notes = " ".join(hierarchy_table(d).notes)
+    assert "Nsight Compute, L2 whole L2 (48 MiB): L2 hit rate 99.4%, DRAM bytes 0.01% of the bytes read: hits the L2" \
+        in notes
+    assert "against the measured 9.06 TB/s, within 3%" in notes
+    assert "HBM read_float4, one pass over 1 GiB: DRAM bytes read 99.5% of the bytes read" in notes
+
+
+def test_level_evidence_refuses_and_disagrees(doc):
+    from rooflab.model.level_evidence import cross_check, level_evidence
+
+    d = copy.deepcopy(doc)
+    d["profile"]["levels"] = _levels_profile(hit=80.0, dram_l2=3e9, dram_read_share=0.6, l2_rate=10.0e12)
+    ev = level_evidence(d)
+    assert [e.proven for e in ev] == [False, False, False]
+    assert "-9.4%" in cross_check(9.0637e12, ev[1])
+    notes = " ".join(hierarchy_table(d).notes)
+    assert "NOT shown to hit the L2" in notes and "NOT shown to come from DRAM" in notes and "DISAGREE" in notes
+
+
+def test_level_targets():
+    from rooflab.measure.profiling import level_targets
+
+    t = level_targets(60 * MiB, 256 * 2**20)
+    assert [(x["level"], x["footprint_bytes"] // MiB) for x in t] == [("L2", 24), ("L2", 48), ("DRAM", 1024)]
+    assert t[0]["args"] == ["--size", str(24 * MiB)] and t[2]["label"] == "read_stream"

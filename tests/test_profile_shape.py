@@ -115,3 +115,22 @@ def test_tensor_rungs_get_a_tensor_pipe_pass(captured):
     assert by["cublas_bf16"]["metrics"]["gpu__time_duration.sum"] == 1.0  # the first pass's duration kept
     assert by["tiled32"]["tensor_flops"] is None and "tensor_error" not in by["tiled32"]
     assert "unknown metric" in by["mma_bf16"]["tensor_error"] and by["mma_bf16"]["dram_bytes"] == 1.0
+
+
+def test_level_launches_profiled_with_the_hit_rate(monkeypatch):
+    from rooflab.measure import profiling
+    from rooflab.model.level_evidence import L2_HIT
+
+    seen = []
+
+    def fake_profile(label, args, timeout=300, metrics=profiling.METRICS):
+        seen.append((label, args, metrics))
+        if label == "read_stream":
+            raise profiling.ToolError("ncu on read_stream failed (exit 1): out of memory")
+        return KernelProfile(label, ["l2_read"], {L2_HIT: 99.0}), "==PROF== x\nbytes=123456\n"
+
+    monkeypatch.setattr(profiling, "profile", fake_profile)
+    out = profiling.run_levels(60 * 2**20, 1 << 28)
+    assert [s[0] for s in seen] == ["l2_read", "l2_read", "read_stream"] and all(L2_HIT in s[2] for s in seen)
+    assert out[0]["kernel_bytes"] == 123456.0 and out[0]["metrics"][L2_HIT] == 99.0
+    assert out[2]["level"] == "DRAM" and "out of memory" in out[2]["error"]

@@ -123,11 +123,13 @@ def gemm_section(extra: list | None = None, **kw) -> Section:
 
 def profile_section(*, with_gemm: bool, n: int, size: int, raw_dir: str | None = None,
                     extra: list | None = None, labels: list[str] | None = None,
-                    m: int | None = None, k: int | None = None) -> Section:
+                    m: int | None = None, k: int | None = None, levels: bool = False) -> Section:
+    """levels: profile the memory levels' launches too (their evidence; needs the device's L2 size)."""
     from rooflab.measure import profiling  # noqa: PLC0415
 
     return lambda dev, say: profiling.run(with_gemm=with_gemm, m=m, n=n, k=k, size=size, progress=say,
-                                          raw_dir=raw_dir, extra=extra, labels=labels)
+                                          raw_dir=raw_dir, extra=extra, labels=labels,
+                                          l2_bytes=dev.l2_bytes if levels else None)
 
 
 def op_profile_section(target, op_name: str, expr: str, flops_per_element: float, n: tuple[int, ...]) -> Section:
@@ -150,7 +152,7 @@ def report_sections(cfg: ReportConfig) -> dict[str, Section]:
     if cfg.profile:
         from rooflab.measure.bandwidth import BandwidthConfig  # noqa: PLC0415
 
-        prof = profile_section(with_gemm=True, n=n, size=BandwidthConfig().n, extra=cfg.extra)
+        prof = profile_section(with_gemm=True, n=n, size=BandwidthConfig().n, extra=cfg.extra, levels=True)
 
         def profile_or_skip(dev, say):
             try:

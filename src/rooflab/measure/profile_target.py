@@ -2,7 +2,8 @@
 once between cudaProfilerStart and cudaProfilerStop (ncu runs with
 --profile-from-start off), so input generation and references stay out of the profile.
 
-    python -m rooflab.measure.profile_target copy|copy_scalar|fma|<gemm rung> [--m M] [--n 4096] [--k K]
+    python -m rooflab.measure.profile_target copy|copy_scalar|fma|l2_read|read_stream|<gemm rung>
+        [--m M] [--n 4096] [--k K]
         [--size FLOATS] [--spec user.json]
 
 GEMM labels get the M, N and K the harness timed (M and K default to N), so the profile describes
@@ -53,6 +54,17 @@ def main(argv: list[str] | None = None) -> int:
         else:  # the seed's scalar grid-stride copy, 4 blocks of 256 per SM
             k, grid = get_kernel("ceilings/copy.cu", "copy_scalar"), dev.sm_count * 4
         _profiled(cp, lambda: k.launch((grid, 1, 1), (256, 1, 1), (src, out, np.uint64(a.size))), a.label)
+    elif a.label == "l2_read":  # the memory section's L2 read over a footprint of --size bytes
+        _l2_read(cp, dev, a.size)
+    elif a.label == "read_stream":  # the bandwidth section's read-only pass over --size floats
+        from rooflab import ceilings  # noqa: PLC0415
+
+        src = cp.random.RandomState(7).uniform(-1, 1, a.size, dtype=cp.float32)
+        k = get_kernel(ceilings.COPY, ceilings.READ.kernel)
+        grid = cdiv(cdiv(a.size, ceilings.READ.per_thread), 256)
+        partial = cp.empty(grid * 256, dtype=cp.float32)
+        _profiled(cp, lambda: k.launch((grid, 1, 1), (256, 1, 1), (src, partial, np.uint64(a.size))), a.label)
+        print(f"bytes={ceilings.READ.bytes(a.size):.0f}")
     elif a.label == "fma":
         from rooflab.measure.flops import FMA_PER_CHAIN_PER_ITER, X, Y  # noqa: PLC0415
 
@@ -80,6 +92,29 @@ def main(argv: list[str] | None = None) -> int:
         launch, _ = prepare(rung, m, n, k)
         _profiled(cp, lambda: launch(A, B, C), a.label)
     return 0
+
+
+def _l2_read(cp, dev, footprint: int) -> None:
+    """One launch of the L2 sweep's kernel at `footprint` bytes, about as long as the sweep's."""
+    from rooflab.cuda.compile import get_kernel  # noqa: PLC0415
+    from rooflab.measure import memory  # noqa: PLC0415
+
+    per_sm = int(cp.cuda.runtime.deviceGetAttribute(memory._MAX_THREADS_PER_SM_ATTR, dev.index))
+    blocks = dev.sm_count * max(1, per_sm // memory.BLOCK)
+    threads = blocks * memory.BLOCK
+    n4 = footprint // 16
+    step = threads % n4
+    k = get_kernel(memory.L2_SOURCE, "l2_read")
+    buf = cp.random.RandomState(11).uniform(0.0, 1.0, footprint // 4, dtype=cp.float32)
+    partial = cp.empty(threads, dtype=cp.float32)
+
+    def make(iters):
+        args = (buf, partial, np.uint32(n4), np.uint32(step), np.int32(iters))
+        return lambda: k.launch((blocks, 1, 1), (memory.BLOCK, 1, 1), args)
+
+    iters = memory._fit_iters(make, "l2_read", memory.MemoryConfig().target_ms)
+    _profiled(cp, make(iters), "l2_read")
+    print(f"bytes={16.0 * threads * memory.L2_UNROLL * iters:.0f}")
 
 
 def _gemm_operands(cp, m: int, n: int, k: int):

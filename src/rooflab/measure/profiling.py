@@ -81,11 +81,52 @@ def _profile_spec(label: str, args: list[str], spec: dict,
         Path(fh.name).unlink(missing_ok=True)
 
 
+def level_targets(l2_bytes: int, read_floats: int) -> list[dict]:
+    """The launches that prove the memory levels: the L2 read at the one-partition and whole-L2
+    footprints (the figures the hierarchy draws) and the read-only stream far beyond the L2."""
+    from rooflab.measure.memory import l2_footprints  # noqa: PLC0415
+    from rooflab.model.hierarchy import WHOLE_L2_SHARE  # noqa: PLC0415
+
+    fps = l2_footprints(l2_bytes)
+    out = []
+    for what, share in (("one partition", 0.5), ("whole L2", WHOLE_L2_SHARE)):
+        fit = [f for f in fps if f <= share * l2_bytes]
+        if fit:
+            out.append({"level": "L2", "what": f"{what} ({fit[-1] / 2**20:g} MiB)", "label": "l2_read",
+                        "footprint_bytes": fit[-1], "args": ["--size", str(fit[-1])]})
+    out.append({"level": "DRAM", "what": f"read_float4, one pass over {read_floats * 4 / 2**30:g} GiB",
+                "label": "read_stream", "footprint_bytes": read_floats * 4, "args": ["--size", str(read_floats)]})
+    return out
+
+
+def run_levels(l2_bytes: int, read_floats: int, progress: Callable[[str], None] | None = None) -> list[dict]:
+    """Profile each level target: ncu's bytes per level, DRAM bytes, the L2 hit rate, the duration,
+    and the bytes the kernel read (it prints them)."""
+    import re  # noqa: PLC0415
+
+    from rooflab.model.level_evidence import LEVEL_METRICS  # noqa: PLC0415
+
+    say = progress or (lambda _m: None)
+    out = []
+    for t in level_targets(l2_bytes, read_floats):
+        say(f"ncu: {t['label']} {t['what']}")
+        try:
+            prof, raw = profile(t["label"], t["args"], metrics=(*METRICS, *LEVEL_METRICS))
+        except ToolError as exc:
+            out.append({**{k: t[k] for k in ("level", "what", "footprint_bytes")}, "error": str(exc)})
+            continue
+        found = re.search(r"^bytes=(\d+)", raw, re.M)
+        out.append({**{k: t[k] for k in ("level", "what", "footprint_bytes")},
+                    "kernel_bytes": float(found.group(1)) if found else None, "metrics": prof.metrics})
+    return out
+
+
 def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] | None = None,
         raw_dir: str | None = None, extra: list | None = None, labels: list[str] | None = None,
-        m: int | None = None, k: int | None = None) -> dict:
+        m: int | None = None, k: int | None = None, l2_bytes: int | None = None) -> dict:
     """Profile the ceilings and (with_gemm) the ladder, or exactly `labels`; `extra` are user rungs.
-    GEMMs are profiled at the M, N, K given (M and K default to N): the shape that was timed."""
+    GEMMs are profiled at the M, N, K given (M and K default to N): the shape that was timed. With
+    `l2_bytes`, the memory levels' evidence too (the "levels" list)."""
     find_ncu()
     m, k = m or n, k or n
     say = progress or (lambda _m: None)
@@ -127,6 +168,7 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "kernels": kernels,
         "skipped": skipped,
+        **({"levels": run_levels(l2_bytes, size, say)} if l2_bytes else {}),
     }
 
 

@@ -13,6 +13,7 @@ from rooflab.model.hierarchy import (
     hierarchy,
     memory_summary,
 )
+from rooflab.model.level_evidence import cross_check, level_errors, level_evidence
 from rooflab.model.limits import above_limit, hbm_limit
 from rooflab.report.table import Table, fmt
 
@@ -205,6 +206,32 @@ def _ai(v: float | None) -> str | None:
     return f"{v:.3g}"
 
 
+def evidence_notes(doc: dict) -> list[str]:
+    """What Nsight Compute showed of each level's launches: where the traffic was served, and
+    whether the level's rate agrees with ncu's bytes / time (within 3%)."""
+    s = _summary(doc["memory"]) if doc.get("memory") else {}
+    h = hierarchy(doc)
+    dram = h.level("DRAM") if h else None
+    out = []
+    for ev in level_evidence(doc):
+        measured = None
+        if ev.level == "L2":
+            for key in ("l2_whole", "l2_partition"):
+                if s.get(f"{key}_footprint_bytes") == ev.footprint_bytes:
+                    measured = s.get(f"{key}_bytes_per_s")
+        elif dram is not None and dram.source.startswith("measured: read_float4 read-only"):
+            measured = dram.bandwidth  # the profiled launch is the same kernel
+        verdict = ("hits the L2" if ev.level == "L2" else "comes from DRAM") if ev.proven else (
+            "NOT shown to hit the L2" if ev.level == "L2" else "NOT shown to come from DRAM")
+        line = f"{LEVEL_NAMES[ev.level]} {ev.what}: {ev.why}: {verdict}"
+        if measured and ev.ncu_rate:
+            off = cross_check(measured, ev)
+            line += (f"; ncu's bytes ÷ time {ev.ncu_rate / 1e12:.2f} TB/s against the measured "
+                     f"{measured / 1e12:.2f} TB/s" + (f", DISAGREE: {off}" if off else ", within 3%"))
+        out.append(line + ".")
+    return out + [f"{line}." for line in level_errors(doc)]
+
+
 def hierarchy_table(doc: dict) -> Table | None:
     """One row per profiled kernel that has L1 and L2 byte counts: the AI and attainable rate at each
     level and the binding level. None where there are no such kernels (no profile, or an old one)."""
@@ -235,6 +262,7 @@ def hierarchy_table(doc: dict) -> Table | None:
                                                                  for what, v in lv.beside.items()) + "."
                for lv in h.levels if lv.beside),
              *(f"{lv.name}, refused as a roof: {why}." for lv in h.levels for why in lv.rejected),
+             *(f"Nsight Compute, {line}" for line in evidence_notes(doc)),
              ("AI at a level = FP32 FLOPs (ncu) / bytes through that level (ncu: l1tex__t_bytes, lts__t_bytes, "
              "dram__bytes read + write). Attainable = min(FP32 peak, AI × level bandwidth); the binding level is the "
              "one with the lowest attainable rate (Nsight Compute's rule: the slope nearest above the kernel's "
