@@ -234,3 +234,12 @@ def test_level_targets():
     t = level_targets(60 * MiB, 256 * 2**20)
     assert [(x["level"], x["footprint_bytes"] // MiB) for x in t] == [("L2", 24), ("L2", 48), ("DRAM", 1024)]
     assert t[0]["args"] == ["--size", str(24 * MiB)] and t[2]["label"] == "read_stream"
+
+
+def test_the_picture_says_which_l2_figure_it_draws(doc, tmp_path):
+    from rooflab.report.hierarchy_picture import plot_levels
+
+    fig = plot_levels(doc, tmp_path / "levels.png")
+    legend = " ".join(t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts())
+    assert "L2: measured 9.06 TB/s, working sets spanning the L2 (read over 48 MiB)" in legend
+    assert "HBM: measured 4.27 TB/s" in legend and "5.03" not in legend and "4.94" not in legend

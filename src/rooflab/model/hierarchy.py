@@ -130,6 +130,7 @@ class Level:
     rejected: list[str] = field(default_factory=list)
     # other figures of the same level, not drawn: {what: bytes/s}
     beside: dict[str, float] = field(default_factory=dict)
+    applies_to: str = ""  # the kernels this slope applies to (by footprint), for the picture's legend
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -251,8 +252,11 @@ def _l2_level(dev: dict, s: dict) -> Level | None:
             held.append((rate, fp, what))
     if held:
         rate, fp, what = held[0]
+        applies = (f"working sets spanning the L2 (read over {fp / 2**20:g} MiB)" if what == "whole L2"
+                   else f"read over {fp / 2**20:g} MiB")
         return Level("L2", LEVEL_NAMES["L2"], rate, True,
-                     f"measured: L2-only float4 reads over {fp / 2**20:g} MiB ({what})", l2_t, rejected, beside)
+                     f"measured: L2-only float4 reads over {fp / 2**20:g} MiB ({what})", l2_t, rejected, beside,
+                     applies)
     if l2_t:
         return Level("L2", LEVEL_NAMES["L2"], l2_t, False, f"theoretical: {limit.basis}", l2_t, rejected)
     return None

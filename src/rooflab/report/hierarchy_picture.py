@@ -129,7 +129,7 @@ def _draw(fig, h: Hierarchy) -> None:
         handles.append(Line2D([], [], color=colour, lw=2.0 if lv.measured else 1.4, ls="-" if lv.measured else ":",
                               marker=marker, ms=6, mfc=colour, mec=colour,
                               label=f"{lv.name}: {'measured' if lv.measured else 'theoretical'} "
-                                    f"{bw_t:.2f} TB/s"))
+                                    f"{bw_t:.2f} TB/s" + (f", {lv.applies_to}" if lv.applies_to else "")))
     # compute roofs, from where the fastest slope meets them to the right edge
     fastest = max((lv.bandwidth for lv in h.levels), default=None)
     roof_labels = []
