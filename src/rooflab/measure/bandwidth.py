@@ -20,7 +20,7 @@ from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import time_kernel
 from rooflab.measure.proven import time_proven
-from rooflab.errors import UsageError
+from rooflab.errors import KernelError, UsageError
 from rooflab.measure import read_stream
 from rooflab.measure.guards import Guarded
 from rooflab.rungs.record import cdiv
@@ -129,9 +129,16 @@ def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo, threads_per_
     def measure(label, launch, verify, nbytes, poison):
         return _measure(label, launch, verify, nbytes, cfg, device, poison=poison)
 
-    variants = read_stream.read_variants(src, n, threads_per_sm, device.sm_count, measure)
-    cub = read_stream.cub_reduce(src, measure)
-    memset = read_stream.memset(out, measure)
+    def guarded(label, fn, *args):
+        try:
+            return fn(*args)
+        except KernelError as exc:  # one failed witness or variant keeps the section
+            return {"label": label, "verified": False, "error": str(exc), "timing": None}
+
+    variants = guarded("read variants", read_stream.read_variants, src, n, threads_per_sm, device.sm_count, measure)
+    variants = variants if isinstance(variants, list) else [variants]
+    cub = guarded("CUB DeviceReduce::Sum", read_stream.cub_reduce, src, measure)
+    memset = guarded("cudaMemsetAsync", read_stream.memset, out, measure)
     return {"read": read, "write": write, "read_variants": variants, "read_cub": cub, "write_memset": memset,
             "note": "read: float4 grid-stride sum, 16 float4 per thread, block 256 (bytes include the 1/64 "
                     "partial-sum write); write: float4 fill, one float4 per thread, block 128; read variants: "

@@ -59,8 +59,11 @@ def cub_reduce(src, measure) -> dict:
         return {"label": "CUB DeviceReduce::Sum", "verified": False, "error": f"CuPy has no CUB switch: {exc}"}
     ok = _sum_check(src)
     res = cp.empty((), dtype=cp.float32)
-    before = _accelerator.get_routine_accelerators()
-    _accelerator.set_routine_accelerators(["cub"])
+    try:
+        before = _accelerator.get_routine_accelerators()
+        _accelerator.set_routine_accelerators(["cub"])
+    except (AttributeError, ValueError) as exc:
+        return {"label": "CUB DeviceReduce::Sum", "verified": False, "error": f"CuPy's CUB switch failed: {exc}"}
     try:
         def launch():
             with cuda_call("cub", "cupy.sum (CUB DeviceReduce::Sum)"):
