@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from rooflab.model.check import Check
-from rooflab.model.limits import fastest_limit, hbm_limit
+from rooflab.model.limits import Limit, fastest_limit, hbm_limit
 
 NAME = "roofline floor"
 # How far below the floor a time may fall before it is impossible rather than noise: the limits
@@ -59,3 +59,15 @@ def floor_error(check: Check, floor: Floor) -> str:
     t = check.value * floor.seconds
     return (f"faster than this GPU can run it: {t * 1e3:.4g} ms measured, {floor.seconds * 1e3:.4g} ms at least "
             f"({floor.basis}); the kernel skipped work or reused an earlier output")
+
+
+def unit_floor(amount: float, limit: Limit, unit: str) -> Floor | None:
+    """The floor of a ceiling kernel held to one unit's limit (shared-memory banks, FP64 lanes, a
+    tensor-core pipe): `amount` bytes or FLOPs over the limit; None where the limit is unknown."""
+    if not amount or not limit.value:
+        return None
+    scale, name = (1e9, "GB/s") if unit == "B/s" else (1e12, "TFLOP/s")
+    what = "MB" if unit == "B/s" else "GFLOP"
+    div = 1e6 if unit == "B/s" else 1e9
+    return Floor(amount / limit.value, None, None,
+                 f"{amount / div:,.4g} {what} ÷ {limit.value / scale:,.1f} {name} ({limit.basis})")
