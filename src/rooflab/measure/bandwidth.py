@@ -199,15 +199,15 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
     scale_kern = get_kernel(SOURCE, "scale_float4")
     grid = cdiv(cdiv(n, 4), 256)
     out.fill(np.nan)
-    scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n)))
-    synchronize("scale_float4")
-    ok = bool(cp.array_equal(out, src * np.float32(2.0)))
-    scale = {"label": "scale_float4", "verified": ok, "timing": None, "flops": float(n)}
-    if ok:
-        t = time_kernel(lambda: scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n))),
-                        label="scale_float4", reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
-        scale.update(timing=t.to_dict(), gbs=_gbs(ceilings.SCALE.bytes(n), t.median_ms),
-                     gflops=ceilings.SCALE.flops(n) / (t.median_ms * 1e-3) / 1e9)
+    two = src * np.float32(2.0)
+    scale = _measure("scale_float4",
+                     lambda: scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n))),
+                     lambda: bool(cp.array_equal(out, two)), ceilings.SCALE.bytes(n), cfg, device,
+                     poison=lambda: out.fill(np.nan), flops=ceilings.SCALE.flops(n))
+    del two
+    scale["flops"] = float(n)
+    if scale.get("gbs"):
+        scale["gflops"] = ceilings.SCALE.flops(n) / (scale["timing"]["median_ms"] * 1e-3) / 1e9
     say("read-only and write-only passes")
     directions = _directions(src, out, cfg, device, threads_per_sm)
 

@@ -443,7 +443,7 @@ class _Runner:
             limit, unit = l2_limit(dev), "B/s"
         floor = unit_floor(p.amount, limit, unit)
         med = statistics.median(r["median_ms"] for r in p.row["rounds"]) * 1e-3 if p.row["rounds"] else None
-        fc = floor_check(med, floor, (1, 1, 1)) if med else None
+        fc = floor_check(med, floor, (1, 1, 1)) if med is not None else None
         if fc is not None:
             p.row["proof"] = [fc.to_dict()]
             if not fc.passed:

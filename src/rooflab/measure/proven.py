@@ -57,7 +57,8 @@ def time_proven(launch: Callable[[], None], *, label: str, reps: int, device: De
     wrong = recheck()
     checks = [Check(LAST, tuple(shape), "", "output poisoned before it, checked after", float(wrong), 0.0,
                     wrong == 0)]
-    error = None if wrong == 0 else (f"the last timed launch left {wrong:,} elements wrong: the kernel passed its "
+    error = None if wrong == 0 else (f"the last timed launch's output is wrong ({wrong:,} element"
+                                     f"{'s' if wrong > 1 else ''} or a failed check): the kernel passed its "
                                      "checks, then did not do the work while it was timed")
     beyond_l2 = footprint_bytes > device.l2_bytes or (flush is not None and t.launches_per_sample == 1)
     floor = roofline_floor(device_dict(device), precision, flops, nbytes, beyond_l2=beyond_l2)
