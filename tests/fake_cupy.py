@@ -55,8 +55,11 @@ def make() -> types.ModuleType:
     return cp
 
 
-def fake_time_launches(launch, *, label, reps=20, warmup=1, flush=None, pci_bus_id="", method="events"):
-    for _ in range(warmup + reps):
+def fake_time_launches(launch, *, label, reps=20, warmup=1, flush=None, pci_bus_id="", method="events",
+                       before_last=None):
+    for i in range(warmup + reps):
+        if before_last is not None and i == warmup + reps - 1:
+            before_last()
         launch()
     return Timing(times_ms=[1.0] * reps, warmup=warmup, l2_flushed=flush is not None)
 
@@ -67,12 +70,12 @@ def install(monkeypatch) -> types.ModuleType:
     import rooflab.measure.bench as bench_mod
     import rooflab.measure.gemm as gemm_mod
     import rooflab.measure.guards as guards_mod
+    import rooflab.measure.proven as proven_mod
 
     cp = make()
     for mod in (gpu_mod, gemm_mod, guards_mod, bench_mod):
         monkeypatch.setattr(mod, "cupy", lambda cp=cp: cp)
-    monkeypatch.setattr(gemm_mod, "time_launches", fake_time_launches)
-    monkeypatch.setattr(bench_mod, "time_launches", fake_time_launches)
+    monkeypatch.setattr(proven_mod, "time_launches", fake_time_launches)
     monkeypatch.setattr(gpu_mod, "_cuda_error_types", lambda: (CudaFailure,))
     return cp
 

@@ -169,7 +169,6 @@ REFUSED = [
     (["--op", "stream", "--m", "64"], "--m"),
     (["--op", "stream", "--k", "64"], "--k"),
     (["--op", "stream", "--check-n", "64"], "--check-n"),
-    (["--op", "stream", "--profile"], "--profile"),
     (["--framework", "torch"], "--framework"),
     (["--precision", "tf32"], "--precision"),
     (["--expr", "2*x"], "--expr"),
@@ -197,7 +196,7 @@ def test_kernel_options_for_a_python_target_are_refused(extra, monkeypatch, caps
 
 def test_the_api_refuses_gemm_arguments_for_a_stream_op():
     k = CudaKernel(str(KERNELS / "my_sgemm.cu"), "scale2")
-    for kw in ({"vs": ["cublas"]}, {"m": 64}, {"check_n": 64}, {"profile": True}):
+    for kw in ({"vs": ["cublas"]}, {"m": 64}, {"check_n": 64}):
         with pytest.raises(UsageError, match="apply to op='gemm' only"):
             api.sections(k, op="stream", **kw)
 

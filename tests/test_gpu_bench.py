@@ -48,6 +48,17 @@ def test_bench_a_buggy_kernel_is_failed():
     assert "FAILED" in p.stdout and "outside C" in p.stdout and "GFLOP/s" in p.stdout
 
 
+def test_bench_a_kernel_that_skips_its_work_once_timed_is_failed():
+    """my_sgemm_skips passes every check, then skips its work on later launches: the last timed
+    launch's output (poisoned before it) is wrong, and its time is below the roofline floor."""
+    p = cli("bench", str(DATA / "my_sgemm.cu"), "--kernel", "my_sgemm_skips", "--n", "1000", "--vs", "",
+            "--format", "md")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAILED" in p.stdout, p.stdout
+    assert "faster than this GPU can run it" in p.stdout or "last timed launch" in p.stdout, p.stdout
+    assert "my_sgemm_skips" in p.stdout
+
+
 def test_bench_a_kernel_that_does_not_compile():
     p = cli("bench", str(DATA / "broken.cu"), "--kernel", "broken", "--n", "64")
     assert p.returncode == 2
@@ -76,7 +87,7 @@ def test_stream_op_and_short_kernel_timing():
     p = cli("bench", str(DATA / "my_sgemm.cu"), "--kernel", "scale2", "--op", "stream", "--n", "1M",
             "--block", "256", "--expr", "2*x", "--flops-per-element", "1")
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "batched" in p.stdout  # a 1M-element scale runs for microseconds
+    assert "graph" in p.stdout  # a 1M-element scale runs for microseconds: replayed as a CUDA graph
 
 
 def test_both_timing_methods_agree_on_a_long_kernel():

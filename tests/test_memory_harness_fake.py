@@ -253,3 +253,23 @@ def test_a_part_that_does_not_compile_keeps_the_others(fake, device):
     assert "cuda_fp16.h" in sec["fp16"]["error"] and not sec["fp16"]["verified"]
     assert sec["fp64"]["verified"] and all(r["verified"] for r in sec["shared"]["rows"])
     assert "l2_sweep" not in sec
+
+
+def test_a_rate_above_the_units_limit_is_failed(fake, device, monkeypatch):
+    """The impossible-result guard on the memory ceilings: a shared-memory stream or an FMA chain timed
+    faster than the banks or lanes can run at the maximum clock gets no rate."""
+    import rooflab.measure.memory as mem_mod
+    from rooflab.cuda.timing import Timing
+    from rooflab.measure.memory import run
+
+    fake()
+    sec = run(_cfg(parts=("shared", "fp64")), device)
+    assert all(c["passed"] for r in [*sec["shared"]["rows"], sec["fp64"]] for c in r["proof"])
+    # the timed rounds report a microsecond for work that takes milliseconds at the units' limit
+    monkeypatch.setattr(mem_mod, "time_kernel", lambda launch, *, label, reps, warmup=1, pci_bus_id="":
+                        Timing([1e-3] * reps, warmup, False))
+    sec = run(_cfg(parts=("shared", "fp64")), device)
+    for r in [*sec["shared"]["rows"], sec["fp64"]]:
+        assert not r["verified"] and r["error"].startswith("faster than this GPU can run it"), r.get("error")
+        assert r.get("rate") is None
+    assert "shared_bytes_per_s" not in sec["summary"] and "fp64_flops" not in sec["summary"]

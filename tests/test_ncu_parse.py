@@ -155,3 +155,65 @@ def test_recorded_profile_section_matches_csv(copy, fma):
     for label, rows in (("copy", copy), ("fma", fma)):
         assert by_label[label].verdict() == combine(label, rows).verdict()
         assert by_label[label].kernels == [r["name"] for r in rows]
+
+
+# ---------------------------------------------------------------- tensor-pipe FLOPs
+
+
+def _tensor_csv(rows: dict[str, tuple[str, str]]) -> str:
+    """A constructed `ncu --csv --page raw` output: one kernel, the given metrics (value, unit)."""
+    head = ['"ID"', '"Kernel Name"', *[f'"{m}"' for m in rows]]
+    units = ['""', '""', *[f'"{u}"' for _v, u in rows.values()]]
+    vals = ['"0"', '"sm90_xmma_gemm_bf16bf16_bf16f32"', *[f'"{v}"' for v, _u in rows.values()]]
+    return "==PROF== Connected\n" + "\n".join(",".join(r) for r in (head, units, vals)) + "\n"
+
+
+def test_tensor_flops_from_the_tensor_pipe():
+    from rooflab.model import ncu as n
+
+    M = N = K = 4096
+    two_mnk = 2.0 * M * N * K
+    # cuBLAS BF16 on Hopper: HGMMA, counted per FLOP; ncu chose a prefix for the unit
+    csv_text = _tensor_csv({"sm__ops_path_tensor_src_bf16_dst_fp32.sum": (f"{two_mnk / 1e9:.4f}", "Gop"),
+                            "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum":
+                                (f"{two_mnk / 1e9:.4f}", "Gop"),
+                            n.FFMA: ("0", "inst"), n.DRAM_READ: ("0.2", "Gbyte"), n.DURATION: ("180", "usecond")})
+    p = n.combine("cublas_bf16", n.parse_csv(csv_text))
+    assert p.fp32_flops == 0.0
+    assert p.tensor_flops == pytest.approx(two_mnk, rel=1e-6)
+    assert abs(p.flops / two_mnk - 1) < 0.02
+    assert p.ai_all == pytest.approx(two_mnk / 0.2e9, rel=1e-6) and p.ai == 0.0
+    assert p.to_dict()["tensor_flops"] == pytest.approx(two_mnk, rel=1e-6)
+
+
+def test_tensor_flops_take_the_family_that_saw_the_work():
+    """Where the per-source totals miss wgmma's HGMMA, the per-instruction counters carry it."""
+    from rooflab.model import ncu as n
+
+    p = n.KernelProfile("wgmma_tf32", [], {"sm__ops_path_tensor_src_tf32_dst_fp32.sum": 0.0,
+                                           "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum": 1.37e11})
+    assert p.tensor_flops == 1.37e11
+    assert n.KernelProfile("copy", [], {n.FFMA: 1.0}).tensor_flops is None
+    assert set(n.TENSOR_SRC) | set(n.TENSOR_OP) <= set(n.TENSOR_METRICS)
+
+
+def test_profile_table_shows_tensor_flops_and_the_model_ratio():
+    import copy
+    import json
+    from pathlib import Path
+
+    from rooflab.model import ncu as n
+    from rooflab.report.ceilings import profile_table
+
+    doc = json.loads((Path(__file__).parent / "data" / "h200_report_levels.json").read_text())
+    d = copy.deepcopy(doc)
+    k = next(x for x in d["profile"]["kernels"] if x["label"] == "cublas_bf16")
+    k["metrics"]["sm__ops_path_tensor_src_bf16_dst_fp32.sum"] = 2.0 * 4096**3 * 1.004
+    t = profile_table(d)
+    i = {c: j for j, c in enumerate(t.columns)}
+    row = next(r for r in t.rows if r[0] == "cublas_bf16")
+    assert row[i["tensor GFLOP"]] == f"{2 * 4096**3 * 1.004 / 1e9:.2f}" and row[i["÷ 2·M·N·K"]] == "1.004"
+    coalesced = next(r for r in t.rows if r[0] == "coalesced")
+    assert coalesced[i["verdict"]] == "compute-bound" and coalesced[i["hierarchy"]] == "L1/shared"
+    assert any(note.startswith("coalesced: SM % is the busiest SM unit") for note in t.notes)
+    assert n.TENSOR_SRC[0].startswith("sm__ops_path_tensor_src_")

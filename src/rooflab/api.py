@@ -32,7 +32,8 @@ def sections(kernel, *, op: str | Op = "gemm", m: int | None = None, n: int = 40
              vs=None, reps: int = 20, check_n: int | None = None, profile: bool = False, timing: str = "auto",
              seed: int | None = None, expr: str = "x", flops_per_element: float = 0.0) -> dict:
     """The pipeline sections for one bench run (validated here, before any GPU is looked for).
-    m, k, vs, check_n and profile belong to op="gemm"; another op refuses them rather than ignore them."""
+    m, k, vs and check_n belong to op="gemm"; another op refuses them rather than ignore them. profile
+    profiles the GEMM kernels that passed, or a stream op's kernel, at the size that was timed."""
     if isinstance(op, str) and op == "gemm":
         rung = _rung_for(kernel)
         _compiles(kernel)
@@ -43,10 +44,9 @@ def sections(kernel, *, op: str | Op = "gemm", m: int | None = None, n: int = 40
                                 kernels=names, seed=seed, timing=timing)
         if not profile:
             return {"gemm": gemm}
-        gemm, prof = lab.gemm_then_profile(gemm, n=n, size=0, extra=[rung])
+        gemm, prof = lab.gemm_then_profile(gemm, m=m, n=n, k=k, size=0, extra=[rung])
         return {"gemm": gemm, "profile": prof}
-    given = [name for name, v in (("m", m), ("k", k), ("vs", vs), ("check_n", check_n), ("profile", profile or None))
-             if v is not None]
+    given = [name for name, v in (("m", m), ("k", k), ("vs", vs), ("check_n", check_n)) if v is not None]
     if given:
         raise UsageError(f"{', '.join(given)} apply to op='gemm' only; this op would ignore "
                          f"{'them' if len(given) > 1 else 'it'}")
@@ -65,8 +65,11 @@ def sections(kernel, *, op: str | Op = "gemm", m: int | None = None, n: int = 40
     _compiles(kernel)
     from rooflab.measure import bench as harness  # noqa: PLC0415
 
-    return {"bench": lambda dev, say: harness.run([kernel], op, (n,), dev, reps=reps, seed=seed, timing=timing,
-                                                  progress=say)}
+    out = {"bench": lambda dev, say: harness.run([kernel], op, (n,), dev, reps=reps, seed=seed, timing=timing,
+                                                 progress=say)}
+    if profile:  # the op's kernel at the size it was timed
+        out["profile"] = lab.op_profile_section(kernel, op.name, expr, flops_per_element, (n,))
+    return out
 
 
 def _compiles(kernel) -> None:

@@ -505,7 +505,7 @@ def refuse_unused(ctx: click.Context, names: tuple[str, ...], context: str, one:
 
 CU_ONLY = ("kernel", "block", "grid", "options", "shared_mem")
 CALLABLE_ONLY = ("framework", "precision")
-GEMM_ONLY = ("m", "k", "vs", "check_n", "profile")
+GEMM_ONLY = ("m", "k", "vs", "check_n")
 STREAM_ONLY = ("expr", "flops_per_element")
 
 
@@ -549,9 +549,11 @@ def check_bench_options(ctx: click.Context, target: str, op: str) -> None:
 @click.option("--reps", type=click.IntRange(min=1), default=20, show_default=True, help="Timed repetitions.")
 @click.option("--check-n", type=click.IntRange(min=1), default=None,
               help="GEMM: size of the check against a CPU float64 reference (default 512).")
-@click.option("--timing", type=click.Choice(["auto", "events", "batched"]), default="auto", show_default=True,
+@click.option("--timing", type=click.Choice(["auto", "events", "batched", "graph"]), default="auto", show_default=True,
               help="events: a pair of CUDA events per launch; batched: many launches per pair (for microsecond "
-                   "kernels, where an event pair also counts launch gaps); auto: batched below 0.1 ms.")
+                   "kernels, where an event pair also counts launch gaps); graph: a CUDA graph of many launches "
+                   "replayed per sample; auto: a graph below 0.1 ms (batched where the launch cannot be "
+                   "captured).")
 @click.option("--seed", type=PositiveInt(high=2**32 - 2, low=0, why="seeds are 32-bit"), default=None,
               help="Random seed for the inputs (default: fresh each run).")
 @click.option("--expr", default="x", show_default=True, help="For --op stream: f(x) in numpy syntax, e.g. '2*x'.")
@@ -561,8 +563,8 @@ def check_bench_options(ctx: click.Context, target: str, op: str) -> None:
               help="For a Python callable: the arrays it is given.")
 @click.option("--precision", type=click.Choice(["fp32", "tf32", "bf16", "fp16"]), default="fp32", show_default=True,
               help="For a Python callable: the roof that judges it and the check's tolerance.")
-@click.option("--profile", is_flag=True, help="For --op gemm: also run Nsight Compute on the kernels that passed "
-                                               "their checks (DRAM% / SM%, measured AI).")
+@click.option("--profile", is_flag=True, help="Also run Nsight Compute at the timed size: on the GEMM kernels that "
+                                               "passed their checks, or a stream op's kernel (DRAM% / SM%, measured AI).")
 @click.option("--sanitize", is_flag=True,
               help="Also run compute-sanitizer (memcheck with the memory pool off, racecheck, synccheck) on each "
                    "kernel at a small odd shape; a hazard FAILS the kernel.")

@@ -131,18 +131,29 @@ def sweep_section(quick: bool = False, **kw) -> Section:
 
 
 def profile_section(*, with_gemm: bool, n: int, size: int, raw_dir: str | None = None,
-                    extra: list | None = None, labels: list[str] | None = None) -> Section:
+                    extra: list | None = None, labels: list[str] | None = None,
+                    m: int | None = None, k: int | None = None, levels: bool = False) -> Section:
+    """levels: profile the memory levels' launches too (their evidence; needs the device's L2 size)."""
     from rooflab.measure import profiling  # noqa: PLC0415
 
-    return lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=size, progress=say, raw_dir=raw_dir,
-                                          extra=extra, labels=labels)
+    return lambda dev, say: profiling.run(with_gemm=with_gemm, m=m, n=n, k=k, size=size, progress=say,
+                                          raw_dir=raw_dir, extra=extra, labels=labels,
+                                          l2_bytes=dev.l2_bytes if levels else None)
 
 
-def gemm_then_profile(gemm: Section, *, n: int, size: int, extra: list | None = None,
-                      ceilings: bool = False) -> tuple[Section, Section]:
+def op_profile_section(target, op_name: str, expr: str, flops_per_element: float, n: tuple[int, ...]) -> Section:
+    from rooflab.measure import profiling  # noqa: PLC0415
+
+    spec = profiling.op_spec(target, op_name, expr, flops_per_element, n)
+    return lambda dev, say: profiling.run_op(target, spec, progress=say)
+
+
+def gemm_then_profile(gemm: Section, *, n: int, size: int, extra: list | None = None, ceilings: bool = False,
+                      m: int | None = None, k: int | None = None, levels: bool = False) -> tuple[Section, Section]:
     """The GEMM section, and a profile section to run after it that profiles only the kernels that
-    passed their checks (a FAILED kernel's counters describe a wrong computation): the ceilings too
-    with `ceilings`. Each kernel left out is named in the section's "skipped"."""
+    passed their checks (a FAILED kernel's counters describe a wrong computation), at the shape that
+    was timed: the ceilings too with `ceilings`, the memory levels' evidence with `levels`. Each
+    kernel left out is named in the section's "skipped"."""
     from rooflab.measure import profiling  # noqa: PLC0415
 
     seen: dict = {}
@@ -158,9 +169,10 @@ def gemm_then_profile(gemm: Section, *, n: int, size: int, extra: list | None = 
                   if not r.get("passed") and not r.get("skipped")]
         labels = [*(profiling.CEILING_LABELS if ceilings else ()), *passed]
         if labels:
-            sec = profiling.run(with_gemm=False, n=n, size=size, progress=say, extra=extra, labels=labels)
+            sec = profiling.run(with_gemm=False, m=m, n=n, k=k, size=size, progress=say, extra=extra, labels=labels,
+                                l2_bytes=dev.l2_bytes if levels else None)
         else:
-            sec = {"kernels": [], "skipped": [], "config": {"n": n, "size": size}}
+            sec = {"kernels": [], "skipped": [], "config": {"m": m or n, "n": n, "k": k or n, "size": size}}
         sec.setdefault("config", {})["gemm"] = bool(passed)
         sec["skipped"] = [*sec.get("skipped", []), *failed]
         return sec
@@ -183,7 +195,7 @@ def report_sections(cfg: ReportConfig) -> dict[str, Section]:
         from rooflab.measure.bandwidth import BandwidthConfig  # noqa: PLC0415
 
         sections["gemm"], prof = gemm_then_profile(sections["gemm"], n=n, size=BandwidthConfig().n, extra=cfg.extra,
-                                                   ceilings=True)
+                                                   ceilings=True, levels=True)
 
         def profile_or_skip(dev, say):
             try:

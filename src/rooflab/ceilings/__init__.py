@@ -35,10 +35,23 @@ READ = Ceiling("read_float4", COPY, "read only: float4 grid-stride sum, 16 float
                per_thread=64, verify="sum")
 WRITE = Ceiling("write_float4", COPY, "write only: float4 fill, one float4 per thread", arrays=1, per_thread=4,
                 verify="fill")
+# Read-only streams with more bytes in flight: UNROLL 16-byte loads per thread per step, a grid
+# sized to the SMs (waves of full occupancy, grid-stride), a load hint each.
+READ_HINTS = {0: "plain", 1: "evict-first (__ldcs)", 2: "L1::no_allocate, read-only path"}
+
+
+def _read_unroll(unroll: int, hint: int) -> Ceiling:
+    return Ceiling(f"read_float4_unroll<{unroll}, {hint}>", COPY,
+                   f"read only: {unroll} float4 loads in flight per thread, {READ_HINTS[hint]}", arrays=1,
+                   per_thread=4 * unroll, verify="sum")
+
+
+READ_VARIANTS = tuple(_read_unroll(u, h) for u, h in ((4, 0), (8, 0), (16, 0), (8, 1), (8, 2)))
+READ_WAVES = (1, 2, 4)  # grids of this many full-occupancy waves
 
 # the launch sweep (P4): every copy variant × block sizes × grids
 SWEEP = (COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4)
-BY_KERNEL = {c.kernel: c for c in (COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4, SCALE, READ, WRITE)}
+BY_KERNEL = {c.kernel: c for c in (COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4, SCALE, READ, WRITE, *READ_VARIANTS)}
 
 
 @dataclass(frozen=True)

@@ -100,3 +100,57 @@ extern "C" __global__ void write_float4(float* out, float value, unsigned long l
     unsigned long long t = n4 * 4 + tid;
     if (t < n) out[t] = value;
 }
+
+// Read-only streams with more bytes in flight per SM: UNROLL independent 16-byte loads issued
+// before any is summed, one partial sum per accumulator (no dependency between the loads), and a
+// grid sized to the SMs walking the array (grid-stride). HINT picks the load:
+//   0: plain ld.global; 1: ld.global.cs (__ldcs, evict-first: the line is read once);
+//   2: ld.global.nc.L1::no_allocate (read-only path, no L1 line kept for data never reused).
+template <int HINT>
+__device__ __forceinline__ float4 stream_load(const float4* p)
+{
+    if (HINT == 1) return __ldcs(p);
+    if (HINT == 2) {
+        float4 v;
+        asm("ld.global.nc.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];"
+            : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+        return v;
+    }
+    return *p;
+}
+
+template <int UNROLL, int HINT>
+__global__ void read_float4_unroll(const float* in, float* partial, unsigned long long n)
+{
+    unsigned long long n4 = n / 4;
+    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    float s[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) s[u] = 0.0f;
+    unsigned long long i = tid;
+    for (; i + (UNROLL - 1) * stride < n4; i += UNROLL * stride) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = stream_load<HINT>(in4 + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) s[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    }
+    for (; i < n4; i += stride) {
+        float4 v = stream_load<HINT>(in4 + i);
+        s[0] += (v.x + v.y) + (v.z + v.w);
+    }
+    unsigned long long t = n4 * 4 + tid;
+    if (t < n) s[0] += in[t];
+    float total = 0.0f;
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) total += s[u];
+    partial[tid] = total;
+}
+
+template __global__ void read_float4_unroll<4, 0>(const float*, float*, unsigned long long);
+template __global__ void read_float4_unroll<8, 0>(const float*, float*, unsigned long long);
+template __global__ void read_float4_unroll<16, 0>(const float*, float*, unsigned long long);
+template __global__ void read_float4_unroll<8, 1>(const float*, float*, unsigned long long);
+template __global__ void read_float4_unroll<8, 2>(const float*, float*, unsigned long long);

@@ -19,7 +19,9 @@ from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import time_kernel
-from rooflab.errors import UsageError
+from rooflab.measure.proven import time_proven
+from rooflab.errors import KernelError, UsageError
+from rooflab.measure import read_stream
 from rooflab.measure.guards import Guarded
 from rooflab.rungs.record import cdiv
 
@@ -62,15 +64,27 @@ def _gbs(nbytes: float, ms: float) -> float:
 
 
 def _measure(label: str, launch: Callable[[], None], verify: Callable[[], bool], nbytes: float,
-             cfg: BandwidthConfig, device: DeviceInfo) -> dict:
-    """Checked run first (the caller poisoned the output), then the timed reps."""
+             cfg: BandwidthConfig, device: DeviceInfo, poison: Callable[[], None] | None = None,
+             flops: float = 0.0) -> dict:
+    """Checked run first (the caller poisoned the output), then the timed reps; with `poison`, the
+    last timed launch is checked too and the median held against the roofline floor."""
     launch()
     synchronize(label)
     if not verify():
         return {"label": label, "verified": False, "timing": None}
-    t = time_kernel(launch, label=label, reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
+    if poison is None:
+        t = time_kernel(launch, label=label, reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
+        proof = []
+    else:
+        p = time_proven(launch, label=label, reps=cfg.reps, device=device, poison=poison,
+                        recheck=lambda: 0 if verify() else 1, shape=(int(nbytes), 1, 1), precision="fp32",
+                        flops=flops, nbytes=nbytes, footprint_bytes=nbytes, warmup=cfg.warmup)
+        proof = [c.to_dict() for c in p.checks]
+        if not p.passed:
+            return {"label": label, "verified": False, "timing": None, "error": p.error, "proof": proof}
+        t = p.timing
     return {"label": label, "verified": True, "timing": t.to_dict(), "bytes": nbytes,
-            "gbs": _gbs(nbytes, t.median_ms), "gbs_best": _gbs(nbytes, t.min_ms)}
+            "gbs": _gbs(nbytes, t.median_ms), "gbs_best": _gbs(nbytes, t.min_ms), "proof": proof}
 
 
 def _copy_measure(label, launch, guarded: Guarded, src, cfg, device) -> dict:
@@ -84,12 +98,12 @@ def _copy_measure(label, launch, guarded: Guarded, src, cfg, device) -> dict:
         touched["n"] = guarded.touched()
         return touched["n"] == 0 and bool(cp.array_equal(guarded.array, src))
 
-    r = _measure(label, launch, verify, ceilings.COPY_FLOAT4.bytes(cfg.n), cfg, device)
+    r = _measure(label, launch, verify, ceilings.COPY_FLOAT4.bytes(cfg.n), cfg, device, poison=guarded.poison)
     r["guard_touched"] = touched.get("n")
     return r
 
 
-def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo) -> dict:
+def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo, threads_per_sm: int) -> dict:
     """Read-only and write-only float4 passes: what each direction alone reaches."""
     cp = cupy()
     n = cfg.n
@@ -105,14 +119,31 @@ def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo) -> dict:
 
     partial.fill(np.nan)
     read = _measure("read_float4", lambda: rk.launch((rgrid, 1, 1), (256, 1, 1), (src, partial, np.uint64(n))),
-                    read_ok, ceilings.READ.bytes(n) + partial.size * 4.0, cfg, device)
+                    read_ok, ceilings.READ.bytes(n) + partial.size * 4.0, cfg, device,
+                    poison=lambda: partial.fill(np.nan))
     wgrid = cdiv(cdiv(n, 4), 128)
     out.fill(np.nan)
     write = _measure("write_float4", lambda: wk.launch((wgrid, 1, 1), (128, 1, 1), (out, np.float32(3.0), np.uint64(n))),
-                     lambda: bool(cp.all(out == np.float32(3.0))), ceilings.WRITE.bytes(n), cfg, device)
-    return {"read": read, "write": write,
+                     lambda: bool(cp.all(out == np.float32(3.0))), ceilings.WRITE.bytes(n), cfg, device,
+                     poison=lambda: out.fill(np.nan))
+    def measure(label, launch, verify, nbytes, poison):
+        return _measure(label, launch, verify, nbytes, cfg, device, poison=poison)
+
+    def guarded(label, fn, *args):
+        try:
+            return fn(*args)
+        except KernelError as exc:  # one failed witness or variant keeps the section
+            return {"label": label, "verified": False, "error": str(exc), "timing": None}
+
+    variants = guarded("read variants", read_stream.read_variants, src, n, threads_per_sm, device.sm_count, measure)
+    variants = variants if isinstance(variants, list) else [variants]
+    cub = guarded("CUB DeviceReduce::Sum", read_stream.cub_reduce, src, measure)
+    memset = guarded("cudaMemsetAsync", read_stream.memset, out, measure)
+    return {"read": read, "write": write, "read_variants": variants, "read_cub": cub, "write_memset": memset,
             "note": "read: float4 grid-stride sum, 16 float4 per thread, block 256 (bytes include the 1/64 "
-                    "partial-sum write); write: float4 fill, one float4 per thread, block 128"}
+                    "partial-sum write); write: float4 fill, one float4 per thread, block 128; read variants: "
+                    "4-16 float4 loads in flight per thread, grids of 1, 2 and 4 full-occupancy waves, bytes "
+                    "include the partial sums; witnesses: CUB DeviceReduce::Sum (read), cudaMemsetAsync (write)"}
 
 
 def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None] | None = None) -> dict:
@@ -168,17 +199,17 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
     scale_kern = get_kernel(SOURCE, "scale_float4")
     grid = cdiv(cdiv(n, 4), 256)
     out.fill(np.nan)
-    scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n)))
-    synchronize("scale_float4")
-    ok = bool(cp.array_equal(out, src * np.float32(2.0)))
-    scale = {"label": "scale_float4", "verified": ok, "timing": None, "flops": float(n)}
-    if ok:
-        t = time_kernel(lambda: scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n))),
-                        label="scale_float4", reps=cfg.reps, warmup=cfg.warmup, pci_bus_id=device.pci_bus_id)
-        scale.update(timing=t.to_dict(), gbs=_gbs(ceilings.SCALE.bytes(n), t.median_ms),
-                     gflops=ceilings.SCALE.flops(n) / (t.median_ms * 1e-3) / 1e9)
+    two = src * np.float32(2.0)
+    scale = _measure("scale_float4",
+                     lambda: scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n))),
+                     lambda: bool(cp.array_equal(out, two)), ceilings.SCALE.bytes(n), cfg, device,
+                     poison=lambda: out.fill(np.nan), flops=ceilings.SCALE.flops(n))
+    del two
+    scale["flops"] = float(n)
+    if scale.get("gbs"):
+        scale["gflops"] = ceilings.SCALE.flops(n) / (scale["timing"]["median_ms"] * 1e-3) / 1e9
     say("read-only and write-only passes")
-    directions = _directions(src, out, cfg, device)
+    directions = _directions(src, out, cfg, device, threads_per_sm)
 
     return {
         "config": {**asdict(cfg), "blocks": list(cfg.blocks), "bytes_per_array": nbytes,

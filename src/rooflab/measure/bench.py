@@ -18,9 +18,9 @@ import numpy as np
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cupy, synchronize
-from rooflab.cuda.timing import time_launches
 from rooflab.errors import CallableError, KernelError, RooflabError, UsageError
 from rooflab.measure.guards import Guarded
+from rooflab.measure.proven import time_proven
 from rooflab.model.check import Check, make_check
 from rooflab.ops.record import Op
 from rooflab.targets import Callable as PyCallable
@@ -105,9 +105,19 @@ def run_one(target, op: Op, n: tuple[int, ...], device: DeviceInfo, *, reps: int
         if not rec["passed"]:
             return rec
         say(f"{name}: time {reps} reps")
-        arr = out.array
-        t = time_launches(lambda: launch(ins, arr), label=name, reps=reps, pci_bus_id=device.pci_bus_id,
-                          method=timing)
+        arr, checked = out.array, results[0]
+
+        def recheck():
+            return int(cp.count_nonzero(checked.view(cp.uint32) != arr.view(cp.uint32))) + out.touched()
+
+        proof = time_proven(lambda: launch(ins, arr), label=name, reps=reps, device=device, poison=out.poison,
+                            recheck=recheck, shape=shape, precision=precision, flops=rec["flops"] or 0.0,
+                            nbytes=rec["bytes"] or 0.0, footprint_bytes=rec["bytes"] or 0.0, method=timing)
+        rec["checks"] += [c.to_dict() for c in proof.checks]
+        if not proof.passed:
+            rec["passed"], rec["error"] = False, proof.error
+            return rec
+        t = proof.timing
         rec["timing"] = t.to_dict()
         s = t.median_ms * 1e-3
         rec["gbs"] = rec["bytes"] / s / 1e9

@@ -20,6 +20,8 @@ from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cupy, synchronize
 from rooflab.cuda.timing import time_kernel
+from rooflab.measure.proven import device_dict
+from rooflab.model.floor import floor_check, floor_error, roofline_floor
 from rooflab.errors import UsageError
 from rooflab.measure import tensor_peaks
 
@@ -107,6 +109,14 @@ def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | 
                                 kern.launch((grid, 1, 1), (block, 1, 1), args),
                                 label=kernel_name(acc), reps=cfg.reps, warmup=cfg.warmup,
                                 pci_bus_id=device.pci_bus_id)
+                floor = roofline_floor(device_dict(device), "fp32-simt", flops, 0.0, beyond_l2=False)
+                fc = floor_check(t.median_ms * 1e-3, floor, (threads, 1, 1))
+                if fc is not None:
+                    row["proof"] = [fc.to_dict()]
+                    if not fc.passed:
+                        row.update(verified=False, error=floor_error(fc, floor))
+                        rows.append(row)
+                        continue
                 row["timing"] = t.to_dict()
                 row["tflops"] = flops / (t.median_ms * 1e-3) / 1e12
                 row["pct_peak"] = 100.0 * flops / (t.median_ms * 1e-3) / peak if peak else None

@@ -37,10 +37,11 @@ from rooflab.cuda import staging
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
-from rooflab.cuda.timing import l2_flusher, time_launches
+from rooflab.cuda.timing import l2_flusher
 from rooflab.errors import CallableError, KernelError, RooflabError, UsageError
 from rooflab.measure import tune
 from rooflab.measure.guards import Guarded
+from rooflab.measure.proven import time_proven
 from rooflab.model.check import (
     MIXED,
     POSITIVE,
@@ -77,8 +78,9 @@ class GemmConfig:
     check_n: int = 512
     flush_l2: bool = False
     seed: int | None = None
-    timing: str = "events"  # "events" (a pair per launch), "batched" (many launches per pair), "auto"
+    timing: str = "events"  # "events" (a pair per launch), "batched" (many launches per pair), "graph", "auto"
     replicas: int = 8  # concurrent copies in the determinism check
+    budget_s: float | None = None  # time each rung until its median is known to 0.5%, or this many seconds
 
     def validate(self, known: list[str] | None = None) -> None:
         for name, v in (("N", self.n), ("M", self.m), ("K", self.k), ("check size", self.check_n)):
@@ -88,8 +90,10 @@ class GemmConfig:
                 raise UsageError(f"{name}={v} is more than the kernels' int index allows ({INT_MAX})")
         if self.reps < 1:
             raise UsageError(f"--reps must be at least 1, got {self.reps}")
-        if self.timing not in ("events", "batched", "auto"):
-            raise UsageError(f"timing must be events, batched or auto, got {self.timing!r}")
+        if self.timing not in ("events", "batched", "graph", "auto"):
+            raise UsageError(f"timing must be events, batched, graph or auto, got {self.timing!r}")
+        if self.budget_s is not None and not self.budget_s > 0:
+            raise UsageError(f"the timing budget must be a positive number of seconds, got {self.budget_s}")
         if not self.kernels:
             raise UsageError("no kernels given; choose from " + ", ".join(rungs.names()))
         known = rungs.names() if known is None else known
@@ -431,9 +435,22 @@ def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | 
         say(f"{rung.name}: time {cfg.reps} reps")
         flush = l2_flusher(device.l2_bytes) if cfg.flush_l2 else None
         var, c = inp.variant(rung), inp.c.array
-        timing = time_launches(lambda: launch(var.a, var.b, c), label=rung.name, reps=cfg.reps,
-                               warmup=cfg.warmup, flush=flush, pci_bus_id=device.pci_bus_id, method=cfg.timing)
-        rec["timing"] = timing.to_dict()
+        checked = c.copy()  # the determinism runs left the checked output here
+
+        def recheck():
+            cp = cupy()
+            return int(cp.count_nonzero(checked.view(cp.uint32) != c.view(cp.uint32))) + inp.c.touched()
+
+        nbytes = var.a.nbytes + var.b.nbytes + c.nbytes  # compulsory: A and B read, C written once
+        proof = time_proven(lambda: launch(var.a, var.b, c), label=rung.name, reps=cfg.reps, device=device,
+                            poison=inp.c.poison, recheck=recheck, shape=(cfg.m, cfg.n, cfg.k),
+                            precision=rung.precision, flops=rec["flops"], nbytes=nbytes, footprint_bytes=nbytes,
+                            warmup=cfg.warmup, flush=flush, method=cfg.timing, budget_s=cfg.budget_s)
+        rec["checks"] += [ch.to_dict() for ch in proof.checks]
+        if not proof.passed:
+            rec["passed"], rec["error"] = False, proof.error
+            return rec
+        rec["timing"] = proof.timing.to_dict()
     except KernelError as exc:
         rec["error"] = str(exc)
         rec["passed"] = False

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import math
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -32,7 +33,9 @@ from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import time_kernel
 from rooflab.errors import KernelError, UsageError
 from rooflab.model import arch
+from rooflab.model.floor import floor_check, floor_error, unit_floor
 from rooflab.model.hierarchy import SHARED_BYTES_PER_CLK, memory_summary, rate_spread
+from rooflab.model.limits import compute_limit, l2_limit, shared_limit
 
 L2_SOURCE = "ceilings/l2.cu"
 SMEM_SOURCE = "ceilings/smem.cu"
@@ -426,6 +429,25 @@ class _Runner:
                                         "telemetry": tel or None})
         for p in self.probes:
             p.row.update(rate_spread([r["rate"] for r in p.row["rounds"]]))
+            self._hold_to_the_floor(p)
+
+    def _hold_to_the_floor(self, p: _Probe) -> None:
+        """A rate above the unit's physical limit (beyond noise) is no result: the row is FAILED."""
+        dev = asdict(self.dev)
+        prec = p.row.get("precision")
+        if prec:
+            limit, unit = compute_limit(dev, prec), "FLOP/s"
+        elif p.row.get("variant"):
+            limit, unit = shared_limit(dev), "B/s"
+        else:
+            limit, unit = l2_limit(dev), "B/s"
+        floor = unit_floor(p.amount, limit, unit)
+        med = statistics.median(r["median_ms"] for r in p.row["rounds"]) * 1e-3 if p.row["rounds"] else None
+        fc = floor_check(med, floor, (1, 1, 1)) if med is not None else None
+        if fc is not None:
+            p.row["proof"] = [fc.to_dict()]
+            if not fc.passed:
+                p.row.update(verified=False, error=floor_error(fc, floor), rate=None)
 
 
 def _theoretical(device: DeviceInfo) -> dict:

@@ -2,7 +2,12 @@
 once between cudaProfilerStart and cudaProfilerStop (ncu runs with
 --profile-from-start off), so input generation and references stay out of the profile.
 
-    python -m rooflab.measure.profile_target copy|copy_scalar|fma|<gemm rung> [--n 4096] [--size FLOATS]
+    python -m rooflab.measure.profile_target copy|copy_scalar|fma|l2_read|read_stream|<gemm rung>
+        [--m M] [--n 4096] [--k K]
+        [--size FLOATS] [--spec user.json]
+
+GEMM labels get the M, N and K the harness timed (M and K default to N), so the profile describes
+the timed run.
 """
 
 from __future__ import annotations
@@ -33,9 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("label")
     ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--m", type=int, default=None)
+    ap.add_argument("--k", type=int, default=None)
     ap.add_argument("--size", type=int, default=256 * 2**20)
     ap.add_argument("--spec", default=None, help="a user's kernel, as rooflab.measure.profiling.user_spec wrote it")
     a = ap.parse_args(argv)
+    m, n, k = a.m or a.n, a.n, a.k or a.n
     cp = cupy()
     dev = detect()
     if a.label in ("copy", "copy_scalar"):
@@ -46,6 +54,17 @@ def main(argv: list[str] | None = None) -> int:
         else:  # the seed's scalar grid-stride copy, 4 blocks of 256 per SM
             k, grid = get_kernel("ceilings/copy.cu", "copy_scalar"), dev.sm_count * 4
         _profiled(cp, lambda: k.launch((grid, 1, 1), (256, 1, 1), (src, out, np.uint64(a.size))), a.label)
+    elif a.label == "l2_read":  # the memory section's L2 read over a footprint of --size bytes
+        _l2_read(cp, dev, a.size)
+    elif a.label == "read_stream":  # the bandwidth section's read-only pass over --size floats
+        from rooflab import ceilings  # noqa: PLC0415
+
+        src = cp.random.RandomState(7).uniform(-1, 1, a.size, dtype=cp.float32)
+        k = get_kernel(ceilings.COPY, ceilings.READ.kernel)
+        grid = cdiv(cdiv(a.size, ceilings.READ.per_thread), 256)
+        partial = cp.empty(grid * 256, dtype=cp.float32)
+        _profiled(cp, lambda: k.launch((grid, 1, 1), (256, 1, 1), (src, partial, np.uint64(a.size))), a.label)
+        print(f"bytes={ceilings.READ.bytes(a.size):.0f}")
     elif a.label == "fma":
         from rooflab.measure.flops import FMA_PER_CHAIN_PER_ITER, X, Y  # noqa: PLC0415
 
@@ -56,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         _profiled(cp, lambda: k.launch((grid, 1, 1), (block, 1, 1), (out, np.int32(iters), X, Y)), "fma")
         print(f"flops={grid * block * iters * FMA_PER_CHAIN_PER_ITER * acc * 2}")
     elif a.spec:
-        _user_gemm(cp, a.label, a.n, a.spec)
+        _user(cp, a.label, (m, n, k), a.spec, dev)
     else:
         from rooflab import rungs  # noqa: PLC0415
         from rooflab.measure.gemm import prepare  # noqa: PLC0415
@@ -64,29 +83,57 @@ def main(argv: list[str] | None = None) -> int:
         if rungs.get(a.label) is None:
             print(f"unknown profile target {a.label}", file=sys.stderr)
             return 2
-        n = a.n
-        rs = cp.random.RandomState(11)
-        A = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
-        B = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
-        C = cp.empty((n, n), dtype=cp.float32)
+        A, B, C = _gemm_operands(cp, m, n, k)
         rung = rungs.get(a.label)
         if rung.inputs == "bf16":  # what a BF16 rung reads: the bit patterns, as the harness gives them
             from rooflab.model.check import bf16_bits  # noqa: PLC0415
 
             A, B = bf16_bits(cp, A), bf16_bits(cp, B)
-        launch, _ = prepare(rung, n, n, n)
+        launch, _ = prepare(rung, m, n, k)
         _profiled(cp, lambda: launch(A, B, C), a.label)
     return 0
 
 
-def _user_gemm(cp, label: str, n: int, spec_path: str) -> None:
+def _l2_read(cp, dev, footprint: int) -> None:
+    """One launch of the L2 sweep's kernel at `footprint` bytes, about as long as the sweep's."""
+    from rooflab.cuda.compile import get_kernel  # noqa: PLC0415
+    from rooflab.measure import memory  # noqa: PLC0415
+
+    per_sm = int(cp.cuda.runtime.deviceGetAttribute(memory._MAX_THREADS_PER_SM_ATTR, dev.index))
+    blocks = dev.sm_count * max(1, per_sm // memory.BLOCK)
+    threads = blocks * memory.BLOCK
+    n4 = footprint // 16
+    step = threads % n4
+    k = get_kernel(memory.L2_SOURCE, "l2_read")
+    buf = cp.random.RandomState(11).uniform(0.0, 1.0, footprint // 4, dtype=cp.float32)
+    partial = cp.empty(threads, dtype=cp.float32)
+
+    def make(iters):
+        args = (buf, partial, np.uint32(n4), np.uint32(step), np.int32(iters))
+        return lambda: k.launch((blocks, 1, 1), (memory.BLOCK, 1, 1), args)
+
+    iters = memory._fit_iters(make, "l2_read", memory.MemoryConfig().target_ms)
+    _profiled(cp, make(iters), "l2_read")
+    print(f"bytes={16.0 * threads * memory.L2_UNROLL * iters:.0f}")
+
+
+def _gemm_operands(cp, m: int, n: int, k: int):
+    rs = cp.random.RandomState(11)
+    A = rs.uniform(-1, 1, (m, k), dtype=cp.float32)
+    B = rs.uniform(-1, 1, (k, n), dtype=cp.float32)
+    return A, B, cp.empty((m, n), dtype=cp.float32)
+
+
+def _user(cp, label: str, shape: tuple[int, int, int], spec_path: str, dev) -> None:
+    """A user's kernel, rebuilt from its spec: a GEMM at (M, N, K), or another op at its size."""
     import json  # noqa: PLC0415
 
     spec = json.loads(open(spec_path).read())
-    rs = cp.random.RandomState(11)
-    A = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
-    B = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
-    C = cp.empty((n, n), dtype=cp.float32)
+    if spec.get("op"):
+        _user_op(cp, label, spec)
+        return
+    m, n, k = shape
+    A, B, C = _gemm_operands(cp, m, n, k)
     if "callable" in spec:
         from rooflab.targets import Callable, load_callable  # noqa: PLC0415
 
@@ -95,10 +142,29 @@ def _user_gemm(cp, label: str, n: int, spec_path: str) -> None:
         return
     from rooflab.cuda.compile import get_kernel  # noqa: PLC0415
 
-    k = get_kernel(spec["source"], spec["kernel"], options=tuple(spec["options"]), label=label)
-    k.allow_shared(spec["shared_mem"])
-    args = (A, B, C, np.int32(n), np.int32(n), np.int32(n))
-    _profiled(cp, lambda: k.launch(spec["grid"], spec["block"], args, shared_mem=spec["shared_mem"]), label)
+    kern = get_kernel(spec["source"], spec["kernel"], options=tuple(spec["options"]), label=label)
+    kern.allow_shared(spec["shared_mem"])
+    args = (A, B, C, np.int32(m), np.int32(n), np.int32(k))
+    _profiled(cp, lambda: kern.launch(spec["grid"], spec["block"], args, shared_mem=spec["shared_mem"]), label)
+
+
+def _user_op(cp, label: str, spec: dict) -> None:
+    """A stream op (rooflab.ops.stream) kernel or callable, launched as the bench harness does."""
+    from rooflab.measure.bench import _launcher  # noqa: PLC0415
+    from rooflab.ops.stream import stream  # noqa: PLC0415
+    from rooflab.targets import Callable, CudaKernel, load_callable  # noqa: PLC0415
+
+    op = stream(spec["expr"], spec.get("flops_per_element", 0.0))
+    n = tuple(spec["n"])
+    if "callable" in spec:
+        target = Callable(load_callable(spec["callable"]), framework=spec["framework"])
+    else:
+        target = CudaKernel(spec["source"], spec["kernel"], block=tuple(spec["block"]), grid=tuple(spec["grid"]),
+                            options=tuple(spec["options"]), shared_mem=spec["shared_mem"])
+    launch, _ = _launcher(target, op, n)
+    ins = op.inputs(cp, n, 11)
+    out = cp.empty(tuple(op.out_shape(n)), dtype=cp.float32)
+    _profiled(cp, lambda: launch(ins, out), label)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ report can put them beside the published dense rates and the clock those rates i
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 
 from rooflab.ceilings import TENSOR_PEAKS, TensorPeak
@@ -12,6 +14,8 @@ from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cupy
 from rooflab.cuda.timing import time_kernel
 from rooflab.errors import RooflabError
+from rooflab.model.floor import floor_check, floor_error, unit_floor
+from rooflab.model.limits import compute_limit
 
 PROBE_ITERS = 2000
 
@@ -44,6 +48,10 @@ def measure(peak: TensorPeak, device: DeviceInfo, *, target_ms: float = 10.0, re
         t = time_kernel(launch(iters), label=peak.kernel, reps=reps, pci_bus_id=device.pci_bus_id)
     except RooflabError as exc:
         return {**row, "error": str(exc)}
+    floor = unit_floor(peak.flops(blocks, iters), compute_limit(asdict(device), peak.precision), "FLOP/s")
+    fc = floor_check(t.median_ms * 1e-3, floor, (blocks, peak.block, iters))
+    if fc is not None and not fc.passed:  # faster than the tensor cores at their maximum clock: no result
+        return {**row, "verified": False, "error": floor_error(fc, floor), "proof": [fc.to_dict()]}
     tflops = peak.flops(blocks, iters) / (t.median_ms * 1e-3) / 1e12
     sm_mhz = ((t.telemetry or {}).get("sm_mhz") or {}).get("median")
     return {**row, "blocks": blocks, "block": peak.block, "iters": iters, "flops": peak.flops(blocks, iters),

@@ -47,6 +47,14 @@ class Check:
             text = (f"{runs} bitwise identical" if self.passed
                     else f"{runs}: {self.value:.0f} elements DIFFER between runs (a race?)")
             return f"{self.name} @ {size}, {self.inputs}: {text}"
+        elif self.name == "last timed launch":
+            text = ("output right" if self.passed
+                    else f"{self.value:.0f} elements WRONG: work skipped while timed")
+            return f"{self.name} @ {size} ({self.reference}): {text}"
+        elif self.name == "roofline floor":
+            text = (f"{self.value:.3g}× the floor" if self.passed
+                    else f"{self.value:.3g}× the floor: FASTER THAN THIS GPU CAN RUN IT")
+            return f"{self.name} @ {size} ({self.reference}): {text}"
         elif self.reference == "compute-sanitizer":
             text = ("no errors" if self.passed else f"{self.value:.0f} errors reported") + (
                 f" ({self.inputs})" if self.inputs else "")

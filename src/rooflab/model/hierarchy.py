@@ -8,11 +8,13 @@ attainable rate is lowest, i.e. the slope nearest above the kernel's points. Equ
 level whose traffic needs the most time (``bytes_l / BW_l``); that form also judges kernels that
 do no FLOPs (a copy), by how busy each level was.
 
-Bandwidths come from the document's "memory" section where it was measured (conflict-free
-shared-memory stream for L1, best in-L2 read for L2, a read stream at 4x the L2 for HBM), else
-from the "bandwidth" section's best copy (HBM), else from theory (SMs x 128 B/clk x clock for
-shared memory, a whitepaper figure for L2 where one is published, the device's HBM peak).
-A level with no figure is left out. No plotting here.
+Bandwidths come from the document where they were measured: a conflict-free shared-memory stream
+for L1; for L2 the in-L2 read at the largest footprint a kernel spanning the whole L2 meets (the
+one-partition and best-case figures kept beside it); for HBM a single read pass over a footprint
+far beyond the L2, else the memory section's sweep beyond the L2, else the best copy. A figure
+above its physical limit (model/limits.py) is refused and kept with the reason; then theory (SMs x
+128 B/clk x clock for shared memory, a whitepaper figure for L2 where one is published, the pin
+rate). A level with no figure is left out. No plotting here.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 
 from rooflab.model import arch
 from rooflab.model.ceilings import summarize
+from rooflab.model.limits import above_limit, hbm_limit, l2_limit
 from rooflab.model.metrics import peak_for
 from rooflab.model.ncu import KernelProfile
 
@@ -30,6 +33,11 @@ SHARED_BYTES_PER_CLK = 128  # 32 banks x 4 bytes per SM clock, every SM since Ma
 LEVEL_KEYS = ("L1", "L2", "DRAM")
 LEVEL_NAMES = {"L1": "L1/shared", "L2": "L2", "DRAM": "HBM"}
 COMPUTE = "compute"
+# The whole-L2 figure: the largest footprint up to this share of the L2; the last fifth is left to
+# set conflicts and the lines both partitions keep, which make a footprint the size of the L2 miss.
+WHOLE_L2_SHARE = 0.8
+# HBM from traffic that provably misses the L2: one pass over a footprint at least this many L2s.
+SINGLE_PASS_L2S = 4
 
 
 # ----------------------------------------------------------------------------------------------
@@ -72,6 +80,14 @@ def memory_summary(sec: dict) -> dict:
                    beyond_l2_bytes_per_s=beyond["rate"] if beyond else None,
                    beyond_l2_footprint_bytes=beyond["footprint_bytes"] if beyond else None,
                    l2_over_beyond=best["rate"] / beyond["rate"] if beyond else None)
+    if l2:
+        # what a kernel whose working set spans one partition, or the whole L2, meets (not the best case)
+        part = [r for r in rows if r["footprint_bytes"] <= l2 / 2]
+        whole = [r for r in rows if r["footprint_bytes"] <= WHOLE_L2_SHARE * l2]
+        if part:
+            out.update(l2_partition_bytes_per_s=part[-1]["rate"], l2_partition_footprint_bytes=part[-1]["footprint_bytes"])
+        if whole:
+            out.update(l2_whole_bytes_per_s=whole[-1]["rate"], l2_whole_footprint_bytes=whole[-1]["footprint_bytes"])
     copy = sec.get("l2_copy")
     if _rated(copy):
         out["l2_copy_bytes_per_s"] = copy["rate"]
@@ -110,6 +126,11 @@ class Level:
     measured: bool
     source: str
     theoretical: float | None = None
+    # figures measured for this level and refused as its roof: above the physical limit, with why
+    rejected: list[str] = field(default_factory=list)
+    # other figures of the same level, not drawn: {what: bytes/s}
+    beside: dict[str, float] = field(default_factory=dict)
+    applies_to: str = ""  # the kernels this slope applies to (by footprint), for the picture's legend
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -152,17 +173,99 @@ def _best_copy(doc: dict) -> float | None:
     return best["gbs"] * 1e9 if best and best.get("gbs") else None
 
 
-def _summary(doc: dict) -> dict:
+def memory_figures(doc: dict) -> dict:
+    """The memory section's headline figures, recomputed so older documents gain the new ones."""
     mem = doc.get("memory")
     if not mem:
         return {}
-    return mem.get("summary") or memory_summary(mem)
+    return {**(mem.get("summary") or {}), **memory_summary(mem)}
+
+
+def _single_pass_read(doc: dict) -> tuple[float, str] | None:
+    """The bandwidth section's best read-only pass (the plain stream or an unrolled variant): every
+    launch reads the whole array once."""
+    bw = doc.get("bandwidth") or {}
+    dirs = bw.get("directions") or {}
+    runs = [r for r in [dirs.get("read"), *(dirs.get("read_variants") or [])]
+            if r and r.get("verified") and r.get("gbs")]
+    nbytes = (bw.get("config") or {}).get("bytes_per_array")
+    l2 = (doc.get("device") or {}).get("l2_bytes") or 0
+    if not (runs and nbytes) or (l2 and nbytes < SINGLE_PASS_L2S * l2):
+        return None
+    best = max(runs, key=lambda r: r["gbs"])
+    times = f" ({nbytes / l2:.0f}× the L2)" if l2 else ""
+    return best["gbs"] * 1e9, (f"measured: {best.get('kernel') or best.get('label', 'read_float4')} read-only "
+                               f"stream, one pass over {nbytes / 2**30:g} GiB{times}")
+
+
+def _hbm_level(doc: dict, s: dict) -> Level | None:
+    """The first HBM figure within the pin rate: a single pass far beyond the L2, the memory section's
+    sweep beyond the L2, the best copy; else the pin rate itself. Refused figures are kept, with why."""
+    dev = doc.get("device") or {}
+    limit = hbm_limit(dev)
+    cands = []
+    single = _single_pass_read(doc)
+    if single:
+        cands.append(single)
+    if s.get("beyond_l2_bytes_per_s"):
+        fp = s.get("beyond_l2_footprint_bytes") or 0
+        cands.append((s["beyond_l2_bytes_per_s"], f"measured: float4 reads over {fp / 2**20:g} MiB (beyond the L2)"))
+    copy = _best_copy(doc)
+    if copy:
+        cands.append((copy, "measured: best device-to-device copy"))
+    rejected, held = [], []
+    for rate, source in cands:
+        err = above_limit(rate, limit, "DRAM")
+        if err:
+            rejected.append(f"{rate / 1e12:.2f} TB/s from {source.removeprefix('measured: ')}: {err}")
+        else:
+            held.append((rate, source))
+    if held:
+        return Level("DRAM", LEVEL_NAMES["DRAM"], held[0][0], True, held[0][1], limit.value, rejected)
+    if limit.value:
+        return Level("DRAM", LEVEL_NAMES["DRAM"], limit.value, False, f"theoretical: {limit.basis}", limit.value,
+                     rejected)
+    return None
+
+
+def _l2_level(dev: dict, s: dict) -> Level | None:
+    """The whole-L2 figure (what a kernel whose working set spans the L2 meets), with the one-partition
+    figure and the best case beside it."""
+    limit = l2_limit(dev)
+    l2_t = limit.value
+    cands = []
+    if s.get("l2_whole_bytes_per_s"):
+        cands.append((s["l2_whole_bytes_per_s"], s["l2_whole_footprint_bytes"], "whole L2"))
+    if s.get("l2_bytes_per_s"):  # documents without the L2 size: the best footprint only
+        cands.append((s["l2_bytes_per_s"], s.get("l2_footprint_bytes") or 0, "best case"))
+    beside = {}
+    if s.get("l2_partition_bytes_per_s"):
+        beside[f"one partition ({s['l2_partition_footprint_bytes'] / 2**20:g} MiB)"] = s["l2_partition_bytes_per_s"]
+    if s.get("l2_bytes_per_s") and s.get("l2_whole_bytes_per_s"):
+        beside[f"best case ({(s.get('l2_footprint_bytes') or 0) / 2**20:g} MiB)"] = s["l2_bytes_per_s"]
+    rejected, held = [], []
+    for rate, fp, what in cands:
+        err = above_limit(rate, limit, "L2")
+        if err:
+            rejected.append(f"{rate / 1e12:.2f} TB/s at {fp / 2**20:g} MiB: {err}")
+        else:
+            held.append((rate, fp, what))
+    if held:
+        rate, fp, what = held[0]
+        applies = (f"working sets spanning the L2 (read over {fp / 2**20:g} MiB)" if what == "whole L2"
+                   else f"read over {fp / 2**20:g} MiB")
+        return Level("L2", LEVEL_NAMES["L2"], rate, True,
+                     f"measured: L2-only float4 reads over {fp / 2**20:g} MiB ({what})", l2_t, rejected, beside,
+                     applies)
+    if l2_t:
+        return Level("L2", LEVEL_NAMES["L2"], l2_t, False, f"theoretical: {limit.basis}", l2_t, rejected)
+    return None
 
 
 def levels(doc: dict) -> list[Level]:
     """The slopes to draw and judge by: measured where the document has them, else theory."""
     dev = doc.get("device") or {}
-    s = _summary(doc)
+    s = memory_figures(doc)
     out: list[Level] = []
     shared_t = shared_theoretical(dev)
     if s.get("shared_bytes_per_s"):
@@ -170,23 +273,7 @@ def levels(doc: dict) -> list[Level]:
                          "measured: conflict-free LDS.128 stream", shared_t))
     elif shared_t:
         out.append(Level("L1", LEVEL_NAMES["L1"], shared_t, False, "theoretical: SMs x 128 B/clk x SM clock", shared_t))
-    l2_t = l2_theoretical(dev)
-    if s.get("l2_bytes_per_s"):
-        fp = s.get("l2_footprint_bytes") or 0
-        out.append(Level("L2", LEVEL_NAMES["L2"], s["l2_bytes_per_s"], True,
-                         f"measured: L2-only float4 reads over {fp / 2**20:g} MiB", l2_t))
-    elif l2_t:
-        out.append(Level("L2", LEVEL_NAMES["L2"], l2_t, False, "theoretical: whitepaper B/clk x SM clock", l2_t))
-    hbm_t = dev.get("hbm_peak_bytes_per_s")
-    copy = _best_copy(doc)
-    if s.get("beyond_l2_bytes_per_s"):
-        fp = s.get("beyond_l2_footprint_bytes") or 0
-        out.append(Level("DRAM", LEVEL_NAMES["DRAM"], s["beyond_l2_bytes_per_s"], True,
-                         f"measured: float4 reads over {fp / 2**20:g} MiB (beyond the L2)", hbm_t))
-    elif copy:
-        out.append(Level("DRAM", LEVEL_NAMES["DRAM"], copy, True, "measured: best device-to-device copy", hbm_t))
-    elif hbm_t:
-        out.append(Level("DRAM", LEVEL_NAMES["DRAM"], hbm_t, False, "theoretical: 2 x memory clock x bus width", hbm_t))
+    out += [lv for lv in (_l2_level(dev, s), _hbm_level(doc, s)) if lv is not None]
     return out
 
 
@@ -205,7 +292,7 @@ def compute_roofs(doc: dict) -> list[ComputeRoof]:
             what = "TF32 tensor rate ÷ 3 (three products per FMA)" if prec == "3xtf32" else "published dense rate"
             out.append(ComputeRoof(f"{prec.upper().replace('3XTF32', '3xTF32')} tensor", prec, rate, False, True,
                                    what))
-    s = _summary(doc)
+    s = memory_figures(doc)
     for p, what in (("fp16", "HFMA2 chains"), ("fp64", "DFMA chains")):
         if s.get(f"{p}_flops"):
             out.append(ComputeRoof(f"{p.upper()} measured", p, s[f"{p}_flops"], True, True, f"measured: {what}"))
@@ -307,6 +394,13 @@ def _achieved(doc: dict, p: KernelProfile) -> tuple[float | None, str]:
     return None, ""
 
 
+def profiled_at_timed_shape(rec: dict, config: dict) -> bool:
+    """The profile was taken at the rung's timed M, N, K (profiles before M and K were recorded ran
+    N x N x N)."""
+    n = config.get("n", rec.get("n"))
+    return (rec.get("m"), rec.get("n"), rec.get("k")) == (config.get("m", n), n, config.get("k", n))
+
+
 @dataclass
 class Hierarchy:
     device: str
@@ -348,8 +442,7 @@ def hierarchy(doc: dict) -> Hierarchy | None:
             continue
         level_bytes = {"L1": p.l1_shared_bytes, "L2": p.l2_bytes, "DRAM": p.dram_bytes}
         rec = rungs.get(p.label)
-        if rec is not None and rec.get("m") == rec.get("n") == rec.get("k") == (doc.get("profile") or {}).get(
-                "config", {}).get("n", rec.get("n")):
+        if rec is not None and profiled_at_timed_shape(rec, (doc.get("profile") or {}).get("config") or {}):
             prec = rec.get("precision", "fp32")
             roof = next((r for r in roofs if r.precision == prec), None)
             if roof is None:

@@ -37,17 +37,33 @@ OCCUPANCY_PCT = "sm__warps_active.avg.pct_of_peak_sustained_active"
 REGISTERS = "launch__registers_per_thread"
 BANK_CONFLICTS_LD = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 SHARED_WAVEFRONTS_LD = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-STATE_METRICS = (*STALLS.values(), ISSUE_PCT, OCCUPANCY_PCT, REGISTERS, BANK_CONFLICTS_LD, SHARED_WAVEFRONTS_LD)
+INSTRUCTIONS = "smsp__inst_executed.sum"  # warp instructions issued, every pipe
+STATE_METRICS = (*STALLS.values(), ISSUE_PCT, OCCUPANCY_PCT, REGISTERS, BANK_CONFLICTS_LD, SHARED_WAVEFRONTS_LD,
+                 INSTRUCTIONS)
 METRICS = (DRAM_PCT, SM_PCT, MEM_PCT, DRAM_READ, DRAM_WRITE, FADD, FMUL, FFMA, DURATION, *LEVEL_METRICS,
            *STATE_METRICS)
+# Tensor-core work, which the FP32 instruction counters above do not see (HMMA/HGMMA are no FFMA):
+# the tensor-pipe operation counters Nsight Compute's hierarchical tensor roofline section reads,
+# one operation per FLOP. The per-source totals, and the same split by instruction (mma.sync's
+# HMMA, wgmma's HGMMA); a kernel's tensor FLOPs are the larger of the two sums, so neither family
+# missing an instruction loses work. Collected in a pass of their own (profiling.py): a metric a
+# chip lacks fails that pass only.
+TENSOR_SRC = tuple(f"sm__ops_path_tensor_src_{s}.sum" for s in (
+    "bf16_dst_fp32", "fp16", "tf32_dst_fp32", "fp64", "fp8_sparsity_off", "int8"))
+TENSOR_OP = tuple(f"sm__ops_path_tensor_op_{op}_src_{s}_sparsity_off.sum" for op, s in (
+    ("hmma", "bf16_dst_fp32"), ("hmma", "fp16_dst_fp32"), ("hmma", "fp16_dst_fp16"), ("hmma", "tf32_dst_fp32"),
+    ("hgmma", "bf16_dst_fp32"), ("hgmma", "fp16"), ("hgmma", "tf32_dst_fp32")))
+TENSOR_METRICS = (*TENSOR_SRC, *TENSOR_OP, DURATION)
 
 
 def warp_state(metrics: dict) -> dict:
     """The figures a transition paragraph quotes, from one kernel's metrics (absent ones left out):
-    issue_pct, occupancy_pct, registers, bank_conflicts, shared_wavefronts, stalls {reason: warps per issue}."""
+    issue_pct, occupancy_pct, registers, bank_conflicts, shared_wavefronts, instructions,
+    stalls {reason: warps per issue}."""
     out = {k: metrics[m] for k, m in (("issue_pct", ISSUE_PCT), ("occupancy_pct", OCCUPANCY_PCT),
                                         ("registers", REGISTERS), ("bank_conflicts", BANK_CONFLICTS_LD),
-                                        ("shared_wavefronts", SHARED_WAVEFRONTS_LD)) if m in metrics}
+                                        ("shared_wavefronts", SHARED_WAVEFRONTS_LD),
+                                        ("instructions", INSTRUCTIONS)) if m in metrics}
     stalls = {r: metrics[m] for r, m in STALLS.items() if m in metrics}
     if stalls:
         out["stalls"] = dict(sorted(stalls.items(), key=lambda kv: -kv[1]))
@@ -81,9 +97,28 @@ class KernelProfile:
         return m.get(FADD, 0.0) + m.get(FMUL, 0.0) + 2.0 * m.get(FFMA, 0.0)
 
     @property
+    def tensor_flops(self) -> float | None:
+        """FLOPs on the tensor pipe, or None where the profile has no tensor counters."""
+        src = [self.metrics[k] for k in TENSOR_SRC if k in self.metrics]
+        op = [self.metrics[k] for k in TENSOR_OP if k in self.metrics]
+        if not src and not op:
+            return None
+        return max(sum(src), sum(op))
+
+    @property
+    def flops(self) -> float:
+        """Every FLOP ncu counted: FP32 instructions plus tensor-pipe operations."""
+        return self.fp32_flops + (self.tensor_flops or 0.0)
+
+    @property
     def ai(self) -> float | None:
         """Measured arithmetic intensity: FP32 FLOPs per DRAM byte."""
         return self.fp32_flops / self.dram_bytes if self.dram_bytes else None
+
+    @property
+    def ai_all(self) -> float | None:
+        """FP32 and tensor FLOPs per DRAM byte."""
+        return self.flops / self.dram_bytes if self.dram_bytes else None
 
     @property
     def l1_bytes(self) -> float | None:
@@ -134,7 +169,8 @@ class KernelProfile:
                 "dram_pct": self.dram_pct, "sm_pct": self.sm_pct, "dram_bytes": self.dram_bytes,
                 "fp32_flops": self.fp32_flops, "ai": self.ai, "verdict": self.verdict(),
                 "l1_bytes": self.l1_bytes, "l2_bytes": self.l2_bytes,
-                "ai_l1": self.ai_l1, "ai_l2": self.ai_l2, "ai_dram": self.ai_dram}
+                "ai_l1": self.ai_l1, "ai_l2": self.ai_l2, "ai_dram": self.ai_dram,
+                "tensor_flops": self.tensor_flops}
 
     @classmethod
     def from_dict(cls, d: dict) -> KernelProfile:
@@ -168,6 +204,18 @@ _UNIT_SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e1
                "inst": 1, "Kinst": 1e3, "Minst": 1e6, "Ginst": 1e9}
 
 
+_PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def _unit_scale(unit: str) -> float:
+    """The factor to base units; a count with a metric prefix ncu chose ("Gop", "Minst") too."""
+    if unit in _UNIT_SCALE:
+        return _UNIT_SCALE[unit]
+    if len(unit) > 1 and unit[0] in _PREFIX and unit[1:].isalpha() and unit[1:].islower():
+        return _PREFIX[unit[0]]
+    return 1.0
+
+
 def parse_csv(text: str) -> list[dict]:
     """Rows of `ncu --csv --page raw`: [{'name': kernel, 'metrics': {metric: value in base units}}].
 
@@ -194,7 +242,7 @@ def parse_csv(text: str) -> list[dict]:
                 if v is None:
                     continue
                 unit = units[i] if units and i < len(units) else ""
-                metrics[col] = v * _UNIT_SCALE.get(unit, 1.0)
+                metrics[col] = v * _unit_scale(unit)
         row = {"name": r[name_col] if name_col is not None else "?", "metrics": metrics}
         row.update({k: r[i] for k, i in shape_cols.items() if i < len(r)})
         rows.append(row)

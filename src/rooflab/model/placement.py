@@ -12,6 +12,7 @@ from __future__ import annotations
 from rooflab.errors import UsageError
 from rooflab.model.arch import peak_unknown
 from rooflab.model.ceilings import summarize
+from rooflab.model.hierarchy import profiled_at_timed_shape
 from rooflab.model.metrics import DERIVED_ROOFS, median_ms
 from rooflab.model.ridge import SCALE_AI
 from rooflab.model.roofline import Point, Roof, Roofline, bandwidth_text
@@ -105,7 +106,8 @@ def points(doc: dict, roofs: list[Roof] | None = None) -> list[Point]:
             p = prof.get(rec["kernel"])
             # measured bytes over the rung's own FLOPs (2·M·N·K): ncu's FP32 instruction counters do not
             # see tensor-core work, so a TF32/BF16 GEMM would land at the AI of its epilogue
-            measured = p is not None and bool(p.get("dram_bytes"))
+            measured = (p is not None and bool(p.get("dram_bytes"))
+                        and profiled_at_timed_shape(rec, (doc.get("profile") or {}).get("config") or {}))
             ai = rec["flops"] / p["dram_bytes"] if measured else rec["model"]["ai_flop_per_byte"]
             roof = roof_name(rec.get("precision", "fp32"), roofs)
             pts.append(Point(rec["kernel"], ai, rec["flops"] / (ms * 1e-3), "ncu" if measured else "model", roof))

@@ -23,7 +23,8 @@ def stream_table(doc: dict) -> Table:
                      fmt(gbs, ",.0f"), fmt(100 * gbs * 1e9 / peak, ".1f", "%") if gbs and peak else None,
                      fmt(r.get("gflops"), ",.1f") if t else None, t["method"] if t else None, status(r)])
     notes = [f"op: {sec.get('describe') or sec['op']}. Checks: {sec['method']['checks']}.",
-             "ms = median per launch; 'batched' = many launches between one pair of CUDA events (short kernels)."]
+             "ms = median per launch; 'graph' = a CUDA graph of many launches replayed between one pair of CUDA "
+             "events, 'batched' = many launches between one pair (short kernels)."]
     return Table(f"{sec['op']} benchmark", ["kernel", "n", "ms", "min ms", "GB/s", "% HBM peak", "GFLOP/s",
                                             "timing", "status"], rows, notes, key="bench")
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rooflab.model.arch import peak_unknown
+from rooflab.model.brackets import brackets
 from rooflab.model.ceilings import summarize
+from rooflab.model.hierarchy import LEVEL_NAMES, profiled_at_timed_shape
 from rooflab.model.ncu import KernelProfile
 from rooflab.model.peaks import nominal_tensor_fma
 from rooflab.report.table import Table, Value, fmt, missing
@@ -115,18 +117,102 @@ def tensor_peak_table(doc: dict) -> Table | None:
                   "FLOP/SM/cycle", "nominal", "% of nominal", "verified"], rows, notes, key="tensor_peaks")
 
 
+def _binding(doc: dict) -> dict[str, str]:
+    """The hierarchical roofline's binding level per profiled kernel (empty without level counters)."""
+    from rooflab.model.hierarchy import hierarchy  # noqa: PLC0415
+
+    h = hierarchy(doc) if doc.get("device") else None
+    return {k.label: k.binding for k in h.kernels} if h else {}
+
+
+def _agreement(verdict: str, binding: str | None) -> str | None:
+    """Why the speed-of-light verdict and the hierarchical roofline name different limits, where they do."""
+    if binding is None or binding == "unknown":
+        return None
+    if verdict == "compute-bound" and binding == "L1":
+        return ("SM % is the busiest SM unit, and the L1/shared (LSU) pipe is one of them: 'compute-bound' here is "
+                "that pipe, the L1/shared traffic the hierarchy names")
+    if verdict == "compute-bound" and binding == "L2":
+        return ("the speed-of-light verdict compares each unit with its own peak, the hierarchy compares attainable "
+                "rates: the SM is busy, but its L2 traffic caps it below the compute roof first")
+    if verdict == "memory-bound" and binding == "compute":
+        return "DRAM % is high, yet no memory level's roof is below the compute roof: the DRAM is busy, not binding"
+    if verdict == "compute-bound" and binding == "DRAM":
+        return "HBM traffic binds by the hierarchy while SM % is higher: the SM waits on DRAM through a busy pipe"
+    return None
+
+
 def profile_table(doc: dict) -> Table:
     sec = doc["profile"]
-    rows = []
+    rungs = {r["kernel"]: r for r in (doc.get("gemm") or {}).get("rungs", [])}
+    binding = _binding(doc)
+    rows, notes = [], []
     for d in sec["kernels"]:
         p = KernelProfile.from_dict(d)
-        ai = p.ai
+        rec = rungs.get(p.label)
+        vs_model = (fmt(p.flops / rec["flops"], ".3f") if rec and rec.get("flops") and p.flops
+                    and profiled_at_timed_shape(rec, sec.get("config") or {}) else None)
+        b = binding.get(p.label)
+        why = _agreement(p.verdict(), b)
+        if why:
+            notes.append(f"{p.label}: {why}.")
+        if d.get("tensor_error"):
+            notes.append(f"{p.label}: tensor-pipe counters not collected ({d['tensor_error']}).")
         rows.append([p.label, fmt(p.dram_pct, ".1f", "%"), fmt(p.sm_pct, ".1f", "%"), p.verdict(),
+                     LEVEL_NAMES.get(b, "compute" if b == "compute" else None) if b else None,
                      fmt(p.dram_bytes / 1e9, ".3f"), fmt(p.fp32_flops / 1e9, ".2f"),
-                     fmt(ai, ".3g"), ", ".join(p.kernels)[:60]])
-    notes = [("ncu --clock-control none; DRAM% = gpu__dram_throughput, SM% = sm__throughput "
-              "(.avg.pct_of_peak_sustained_elapsed). Verdict: below 60% on both → latency-bound; else the higher "
-              "of the two names the roof (Nsight Compute's speed-of-light reading)."),
-             "FP32 GFLOP = fadd + fmul + 2·ffma thread instructions; AI = those FLOPs / DRAM bytes read + written."]
-    return Table("Nsight Compute (P8)", ["kernel", "DRAM %", "SM %", "verdict", "DRAM GB", "FP32 GFLOP",
-                                        "AI FLOP/B", "ncu kernel names"], rows, notes, key="profile")
+                     fmt(p.tensor_flops / 1e9, ".2f") if p.tensor_flops is not None else None, vs_model,
+                     fmt(p.ai_all, ".3g"), ", ".join(p.kernels)[:60]])
+    notes[:0] = [("ncu --clock-control none; DRAM% = gpu__dram_throughput, SM% = sm__throughput "
+                  "(.avg.pct_of_peak_sustained_elapsed). Verdict: below 60% on both → latency-bound; else the higher "
+                  "of the two names the roof (Nsight Compute's speed-of-light reading). Hierarchy: the level the "
+                  "hierarchical roofline finds binding; where the two differ a note says why."),
+                 ("FP32 GFLOP = fadd + fmul + 2·ffma thread instructions; tensor GFLOP = the tensor-pipe operation "
+                  "counters (sm__ops_path_tensor_*, one per FLOP; HMMA/HGMMA are invisible to the FP32 counters); "
+                  "÷ 2·M·N·K: all counted FLOPs over the rung's own, at the timed shape; AI = all counted FLOPs / "
+                  "DRAM bytes read + written.")]
+    return Table("Nsight Compute (P8)", ["kernel", "DRAM %", "SM %", "verdict", "hierarchy", "DRAM GB", "FP32 GFLOP",
+                                        "tensor GFLOP", "÷ 2·M·N·K", "AI FLOP/B", "ncu kernel names"], rows, notes,
+                 key="profile")
+
+
+def _rate(v: float | None, unit: str) -> Value | None:
+    if not v:
+        return None
+    return fmt(v / 1e9, ",.0f") if unit == "B/s" else fmt(v / 1e12, ",.1f")
+
+
+def _words(text: str) -> Value:
+    """Text for people; its CSV cell without thousands separators or the × sign."""
+    return Value(text, text.replace(",", "").replace("×", "x").replace(" MHz", "MHz"))
+
+
+def bracket_table(doc: dict) -> Table | None:
+    """Every measured ceiling between its witness and its physical limit; a ceiling above its limit
+    is shown as an error with the likely contamination, and gets no roof."""
+    bs = brackets(doc)
+    if not bs:
+        return None
+    rows, notes = [], []
+    for b in bs:
+        lim = b.limit.value
+        if b.error:
+            status = "ERROR: above the physical limit"
+            notes.append(f"{b.name}: {b.error}.")
+        elif b.note:
+            status = "below the witness"
+            notes.append(f"{b.name}: {b.note}.")
+        else:
+            status = "ok" if lim else "ok (no published limit)"
+        rows.append([b.name, "GB/s" if b.unit == "B/s" else "TFLOP/s", _rate(b.witness, b.unit),
+                     _words(b.witness_what), _rate(b.ceiling, b.unit), _words(b.ceiling_what),
+                     _rate(lim, b.unit) or missing("no published limit"), _words(b.limit.basis) if lim else None,
+                     fmt(100 * b.ceiling / lim, ".1f", "%") if b.ceiling and lim else None,
+                     _rate(b.roof, b.unit), status])
+    notes.insert(0, ("witness ≤ ceiling ≤ physical limit. Witness: the best other path measured in this run (the vendor's "
+                     "cudaMemcpy, CUB DeviceReduce::Sum, cudaMemsetAsync, or the fastest GEMM of that precision); "
+                     "ceiling: rooflab's own kernel; limit: the pin rate for HBM, SMs × units × work per cycle × the "
+                     "maximum SM clock for compute. Roof: the higher of witness and ceiling, none above the limit."))
+    return Table("Ceilings, bracketed", ["ceiling", "unit", "witness", "witness is", "rooflab", "rooflab's kernel",
+                                         "physical limit", "limit from", "% of limit", "roof", "status"],
+                 rows, notes, key="brackets")

@@ -13,6 +13,7 @@ from rooflab.report import gemm as render_gemm
 from rooflab.report import html
 from rooflab.report.ceilings import (
     bandwidth_tables,
+    bracket_table,
     flops_table,
     profile_table,
     tensor_peak_table,
@@ -97,6 +98,9 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
     hier = hierarchy_table(doc)
     if hier:
         tables.append(hier)
+    bracketed = bracket_table(doc)
+    if bracketed:
+        tables.append(bracketed)
     if doc.get("gemm"):
         tables += [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
         summary = check_summary_table(doc)
@@ -235,6 +239,8 @@ def blocks(doc: dict, tables: list[Table], rl: Roofline | None = None) -> list[B
                 TableBlock(None, full=by_key["profile"])]
     elif doc.get("report", {}).get("profile_skipped"):
         out += [Heading(2, "Nsight Compute (P8)"), Text(f"Not run: {doc['report']['profile_skipped']}.")]
+    if "brackets" in by_key:
+        out += [Heading(2, "Ceilings, bracketed"), TableBlock(by_key["brackets"])]
     out.append(Heading(2, "Roofline (P9)"))
     if spec_only:
         out += [roofline_picture,

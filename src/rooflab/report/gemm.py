@@ -7,6 +7,7 @@ from rooflab.model.arch import peak_unknown
 from rooflab.model.check import Check
 from rooflab.model.metrics import by_kernel, median_ms, peak_for, rung_metrics
 from rooflab.report.table import Table, Value, fmt, missing
+from rooflab.report.telemetry import clock_flag
 
 
 def status(rec: dict) -> str:
@@ -18,6 +19,12 @@ def status(rec: dict) -> str:
         bad = [Check.from_dict(c) for c in rec.get("checks", []) if not c["passed"]]
         return "FAILED: " + (bad[0].line() if bad else "not checked")
     return "passed"
+
+
+def _flagged(text: str, rec: dict, dev: dict) -> str:
+    """A passed rung's status, with the clock flag where its figure was taken at a low or throttled clock."""
+    flag = clock_flag((rec.get("timing") or {}).get("telemetry"), dev.get("sm_clock_max_mhz"))
+    return f"{text} (clock flagged: {flag})" if flag and text == "passed" else text
 
 
 def check_summary(rec: dict) -> str:
@@ -59,7 +66,7 @@ def gemm_table(doc: dict) -> Table:
         rows.append([shape, rec["title"], fmt(mt["ms"], ".3f"), fmt(mt["mean_ms"], ".3f"), fmt(mt["min_ms"], ".3f"),
                      fmt(mt["gflops"], ",.0f"), fmt(mt["pct_peak"], ".1f", "%") or (unknown if mt["gflops"] else None),
                      roof_cell(doc, rec.get("precision")), fmt(mt["speedup"], ".1f", "×"),
-                     check_summary(rec), status(rec)])
+                     check_summary(rec), _flagged(status(rec), rec, dev)])
     cfg, method = section["config"], section["method"]
     notes = [
         f"ms = median of {method['reps']} timed launches after {method['warmup']} warm-up (mean and min beside it); "

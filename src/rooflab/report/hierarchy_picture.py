@@ -184,7 +184,8 @@ def _panel(fig, ax, h: Hierarchy, kernels: list, title: str, alone: bool) -> Non
         slope_labels.append((f"{lv.name} {bw_t:.2f} TB/s", bw_t, colour, max(xmin, ymin / bw_t), top / bw_t))
         handles.append(Line2D([], [], color=colour, lw=2.0, ls=line_style(lv.measured), marker=marker, ms=6,
                               mfc=colour, mec=colour,
-                              label=f"{lv.name}: {'measured' if lv.measured else 'theoretical'} {bw_t:.2f} TB/s"))
+                              label=f"{lv.name}: {'measured' if lv.measured else 'theoretical'} {bw_t:.2f} TB/s"
+                                    + (f", {lv.applies_to}" if lv.applies_to else "")))
     # compute roofs, from where the fastest slope meets them to the right edge
     fastest = max((lv.bandwidth for lv in h.levels), default=None)
     roof_labels = []

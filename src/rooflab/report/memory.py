@@ -13,6 +13,8 @@ from rooflab.model.hierarchy import (
     hierarchy,
     memory_summary,
 )
+from rooflab.model.level_evidence import cross_check, level_errors, level_evidence
+from rooflab.model.limits import above_limit, hbm_limit
 from rooflab.report.table import Table, fmt
 
 MiB = 2**20
@@ -29,7 +31,17 @@ def _sec(doc: dict) -> dict | None:
 
 
 def _summary(sec: dict) -> dict:
-    return sec.get("summary") or memory_summary(sec)
+    return {**(sec.get("summary") or {}), **memory_summary(sec)}
+
+
+def _x_hbm(rate: float | None, hbm: float | None, beyond_l2: bool) -> str | None:
+    """× the pin rate; beyond the L2 a figure above the pins is flagged: the L2 served part of it."""
+    if not (rate and hbm):
+        return None
+    text = f"{rate / hbm:.2f}×"
+    if beyond_l2 and above_limit(rate, _pins({}, hbm), "DRAM"):
+        text += " (above the pins: L2 hits)"
+    return text
 
 
 def _tb(v: float | None, spec: str = ".2f") -> str | None:
@@ -87,7 +99,7 @@ def l2_table(doc: dict) -> Table | None:
     for r in sorted(sweep.get("rows", []), key=lambda r: r.get("footprint_bytes", 0)):
         rate = r.get("rate") if r.get("verified") else None
         rows.append([f"{r['footprint_bytes'] / MiB:g}", fmt(r["footprint_bytes"] / l2, ".2f") if l2 else None,
-                     _gb(rate), _pct(rate, best, ".0f"), fmt(rate / hbm, ".2f", "×") if rate and hbm else None,
+                     _gb(rate), _pct(rate, best, ".0f"), _x_hbm(rate, hbm, bool(l2) and r["footprint_bytes"] > l2),
                      _range(r, 1e9, ",.0f"), _spread(r), _ok(r)])
     copy = sec.get("l2_copy")
     if copy and copy.get("footprint_bytes"):
@@ -106,6 +118,17 @@ def l2_table(doc: dict) -> Table | None:
              (f"L2 = {l2 / MiB:g} MiB. % of L2 best: against the best footprint up to half the L2; "
              f"× HBM peak: against {_gb(hbm) or '?'} GB/s (2 × memory clock × bus width). "
              f"L2 theoretical: {theo.get('l2_basis', 'unknown')}.")]
+    if s.get("l2_whole_bytes_per_s"):
+        notes.append(f"The L2 roof drawn: {_gb(s['l2_whole_bytes_per_s'])} GB/s at "
+                     f"{s['l2_whole_footprint_bytes'] / MiB:g} MiB, what a kernel whose working set spans the L2 meets "
+                     "(the largest footprint up to 80% of the L2)"
+                     + (f"; within one partition ({s['l2_partition_footprint_bytes'] / MiB:g} MiB) "
+                        f"{_gb(s['l2_partition_bytes_per_s'])} GB/s" if s.get("l2_partition_bytes_per_s") else "")
+                     + (f"; the best case, {_gb(best)} GB/s at {s['l2_footprint_bytes'] / MiB:g} MiB, is no roof."
+                        if best else "."))
+    beyond_err = _beyond_error(doc.get("device") or {}, s, hbm)
+    if beyond_err:
+        notes.append(f"{s['beyond_l2_footprint_bytes'] / MiB:g} MiB: {beyond_err}.")
     for r in [sweep, *sweep.get("rows", [])]:
         if r.get("error"):
             notes.append(f"{r['label']}: {r['error']}")
@@ -183,6 +206,32 @@ def _ai(v: float | None) -> str | None:
     return f"{v:.3g}"
 
 
+def evidence_notes(doc: dict) -> list[str]:
+    """What Nsight Compute showed of each level's launches: where the traffic was served, and
+    whether the level's rate agrees with ncu's bytes / time (within 3%)."""
+    s = _summary(doc["memory"]) if doc.get("memory") else {}
+    h = hierarchy(doc)
+    dram = h.level("DRAM") if h else None
+    out = []
+    for ev in level_evidence(doc):
+        measured = None
+        if ev.level == "L2":
+            for key in ("l2_whole", "l2_partition"):
+                if s.get(f"{key}_footprint_bytes") == ev.footprint_bytes:
+                    measured = s.get(f"{key}_bytes_per_s")
+        elif dram is not None and dram.source.startswith("measured: read_float4 read-only"):
+            measured = dram.bandwidth  # the profiled launch is the same kernel
+        verdict = ("hits the L2" if ev.level == "L2" else "comes from DRAM") if ev.proven else (
+            "NOT shown to hit the L2" if ev.level == "L2" else "NOT shown to come from DRAM")
+        line = f"{LEVEL_NAMES[ev.level]} {ev.what}: {ev.why}: {verdict}"
+        if measured and ev.ncu_rate:
+            off = cross_check(measured, ev)
+            line += (f"; ncu's bytes ÷ time {ev.ncu_rate / 1e12:.2f} TB/s against the measured "
+                     f"{measured / 1e12:.2f} TB/s" + (f", DISAGREE: {off}" if off else ", within 3%"))
+        out.append(line + ".")
+    return out + [f"{line}." for line in level_errors(doc)]
+
+
 def hierarchy_table(doc: dict) -> Table | None:
     """One row per profiled kernel that has L1 and L2 byte counts: the AI and attainable rate at each
     level and the binding level. None where there are no such kernels (no profile, or an old one)."""
@@ -209,6 +258,11 @@ def hierarchy_table(doc: dict) -> Table | None:
         rows.append(row)
     notes = ["Slopes: " + "; ".join(f"{lv.name} {lv.bandwidth / 1e12:.2f} TB/s ({lv.source})" for lv in h.levels)
              + f"; FP32 roof {h.fp32_peak / 1e12:.1f} TFLOP/s." if h.fp32_peak else "",
+             *(f"{lv.name}, beside the slope drawn: " + "; ".join(f"{what} {v / 1e12:.2f} TB/s"
+                                                                 for what, v in lv.beside.items()) + "."
+               for lv in h.levels if lv.beside),
+             *(f"{lv.name}, refused as a roof: {why}." for lv in h.levels for why in lv.rejected),
+             *(f"Nsight Compute, {line}" for line in evidence_notes(doc)),
              ("AI at a level = FP32 FLOPs (ncu) / bytes through that level (ncu: l1tex__t_bytes, lts__t_bytes, "
              "dram__bytes read + write). Attainable = min(FP32 peak, AI × level bandwidth); the binding level is the "
              "one with the lowest attainable rate (Nsight Compute's rule: the slope nearest above the kernel's "
@@ -228,7 +282,18 @@ def hierarchy_table(doc: dict) -> Table | None:
 # ----------------------------------------------------------------------------------------------
 
 
-def _l2_paragraph(sec: dict) -> tuple[str, str] | None:
+def _pins(dev: dict, hbm: float | None):
+    return hbm_limit({"hbm_peak_bytes_per_s": hbm, **dev})
+
+
+def _beyond_error(dev: dict, s: dict, hbm: float | None) -> str | None:
+    """Why the largest footprint's rate is no HBM figure, where it is above the pin rate."""
+    if not (s.get("beyond_l2_bytes_per_s") and hbm):
+        return None
+    return above_limit(s["beyond_l2_bytes_per_s"], _pins(dev, hbm), "DRAM")
+
+
+def _l2_paragraph(sec: dict, full_dev: dict | None = None) -> tuple[str, str] | None:
     s, theo = _summary(sec), sec.get("theoretical") or {}
     dev = sec.get("device") or {}
     best = s.get("l2_bytes_per_s")
@@ -245,8 +310,16 @@ def _l2_paragraph(sec: dict) -> tuple[str, str] | None:
     if theo.get("l2_bytes_per_s"):
         text += f" and {100 * best / theo['l2_bytes_per_s']:.0f}% of the published {theo['l2_bytes_per_s'] / 1e12:.2f} TB/s"
     else:
-        text += " (NVIDIA publishes no L2 bandwidth for this architecture, so the measured figure is the roof)"
+        text += " (NVIDIA publishes no L2 bandwidth for this architecture: no physical limit brackets the L2 roof)"
     text += "."
+    if s.get("l2_whole_bytes_per_s"):
+        text += (f" That is the best case; a kernel whose working set spans the L2 meets "
+                 f"{s['l2_whole_bytes_per_s'] / 1e12:.2f} TB/s (at {s['l2_whole_footprint_bytes'] / MiB:g} MiB), "
+                 "the slope the hierarchical roofline draws")
+        if s.get("l2_partition_bytes_per_s"):
+            text += (f"; within one partition ({s['l2_partition_footprint_bytes'] / MiB:g} MiB) "
+                     f"{s['l2_partition_bytes_per_s'] / 1e12:.2f} TB/s")
+        text += "."
     cliff = s.get("cliff_footprint_bytes")
     before = [r for r in rows if cliff and r["footprint_bytes"] < cliff]
     if cliff and l2 and before:
@@ -257,7 +330,12 @@ def _l2_paragraph(sec: dict) -> tuple[str, str] | None:
         text += (f" At {s['beyond_l2_footprint_bytes'] / MiB:g} MiB ({s['beyond_l2_footprint_bytes'] / l2:.1f}× the L2) "
                  f"the same reads run at {beyond / 1e12:.2f} TB/s")
         text += f", {100 * beyond / hbm:.0f}% of the HBM peak" if hbm else ""
-        text += f": the data now streams from HBM, and the L2 was {s['l2_over_beyond']:.2f}× faster."
+        err = _beyond_error(full_dev or {}, s, hbm)
+        if err:
+            text += (f". That cannot be HBM: it is {err}. The hierarchical roofline does not draw it as the HBM "
+                     "slope.")
+        else:
+            text += f": the data now streams from HBM, and the L2 was {s['l2_over_beyond']:.2f}× faster."
     half = [r for r in rows if l2 and r["footprint_bytes"] <= l2 / 2]
     full = [r for r in rows if l2 and l2 / 2 < r["footprint_bytes"] <= l2]
     if tuple(dev.get("cc") or ()) in ((8, 0), (9, 0)) and l2:
@@ -379,7 +457,7 @@ def memory_paragraphs(doc: dict) -> list[tuple[str, str]]:
     out = []
     sec = _sec(doc)
     if sec:
-        out += [p for p in (_l2_paragraph(sec), _shared_paragraph(sec), _peaks_paragraph(sec)) if p]
+        out += [p for p in (_l2_paragraph(sec, doc.get("device")), _shared_paragraph(sec), _peaks_paragraph(sec)) if p]
     hp = hierarchy_paragraph(doc)
     if hp:
         out.append(hp)

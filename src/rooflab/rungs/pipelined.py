@@ -73,23 +73,33 @@ def _from_warptile(s: Step) -> str:
     )
 
 
+# Reference figures, shown only where this run has no profile of both kernels (labelled as such).
+_REF = "Nsight Compute on the lab's H200 at N=4096, 2026-11-30 (a reference, not this run)"
+_REF_INSTRUCTIONS = "2.39 vs 2.43 G warp instructions"
+_REF_IPC = "0.82 vs 0.90 instructions per cycle per scheduler"
+
+
 def _to_cublas(s: Step) -> str:
     p, c = s.prev, s.this
     gap = p["ms"] / c["ms"]
     verdict = "matches" if gap <= 1.0 else f"is {gap:.2f}× slower than"
     ours, theirs = s.ncu("prev") or {}, s.ncu() or {}
+    if "instructions" in ours and "instructions" in theirs:
+        count = (f"in this run's profile this rung executes {ours['instructions'] / 1e9:.2f} G warp instructions "
+                 f"against cuBLAS's {theirs['instructions'] / 1e9:.2f} G")
+    else:
+        count = f"this rung executes no more instructions than cuBLAS ({_REF_INSTRUCTIONS}; {_REF})"
     if "issue_pct" in ours and "issue_pct" in theirs:
         issue = (f"in this run's Nsight Compute profile {ours['issue_pct']:.0f}% of cycles issue an instruction "
                  f"against cuBLAS's {theirs['issue_pct']:.0f}%")
     else:  # not profiled here: say where the figure comes from
-        issue = "Nsight Compute on the H200 at N=4096, 2026-11-30: 0.82 vs 0.90 instructions per cycle per scheduler"
+        issue = f"{_REF_IPC}; {_REF}"
     return (
         f"The pipelined rung {verdict} cuBLAS SGEMM ({p['ms']:.3f} vs {c['ms']:.3f} ms; {p['pct_peak']:.1f}% vs "
         f"{c['pct_peak']:.1f}% of the FP32 peak). Both are FFMA loops of the same shape (cuBLAS's SIMT kernel "
-        f"also gives each thread an 8×16 or 16×8 tile and refills a 3-stage ring), and on the H200 this rung "
-        f"executes no more instructions than cuBLAS (2.39 vs 2.43 G at N=4096): what separates them is how "
-        f"many cycles issue an instruction at all ({issue}). The rest are stalls that hand-scheduled SASS "
-        f"avoids and CUDA C does not control: register-port conflicts at dispatch, fixed waits the compiler "
+        f"also gives each thread an 8×16 or 16×8 tile and refills a 3-stage ring), and {count}: what separates "
+        f"them is how many cycles issue an instruction at all ({issue}). The rest are stalls that hand-scheduled "
+        f"SASS avoids and CUDA C does not control: register-port conflicts at dispatch, fixed waits the compiler "
         f"writes into the instruction stream, and instruction-cache misses in the long unrolled loop."
         + s.evidence("prev") + s.evidence()
     )
@@ -111,7 +121,8 @@ RUNG = Rung(
         "parked in registers (two shared buffers) or copied straight into a shared-memory ring with cp.async; "
         "one barrier per slice, and the shared reads of the next k-step are issued before the FMAs of the "
         "current one. Slices of 16 k-steps in a 4-stage ring (dynamic shared memory) halve the barriers per "
-        "FFMA, and about 90% of the issued instructions are FFMA. The tile shape is searched per GPU by "
+        "FFMA, and about 90% of the issued instructions are FFMA (Nsight Compute on the lab's H200, 2026-11-30, a "
+        "reference). The tile shape is searched per GPU by "
         "`rooflab tune`."
     ),
     paragraphs=(("warptile", "warp-tiled → pipelined", _from_warptile),),
