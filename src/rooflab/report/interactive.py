@@ -107,7 +107,10 @@ def flat_points(doc: dict, rl: Roofline, h: hier.Hierarchy | None) -> list[Place
         k = kernels.get(key)
         roof = next((r for r in rl.roofs if r.name == row["roof"]), None)
         pct_roof = 100 * p.flops / roof.flops if roof else None
+        # the hierarchy's binding level and what it allows where the kernel was profiled per level;
+        # else the flat roofline's (HBM slope and the roof)
         binding = k.binding_name if k else row["bound"]
+        pct_attainable = k.pct_of_attainable if k and k.pct_of_attainable is not None else row["pct_of_attainable"]
         x, edge = _edge(p.ai)
         lines = [f"<b>{p.label}</b> ({family(p.label, doc)}){edge}",
                  f"time: {_num(t.get(key), ' ms')}",
@@ -116,7 +119,7 @@ def flat_points(doc: dict, rl: Roofline, h: hier.Hierarchy | None) -> list[Place
                  _levels_text(k, names),
                  f"binding: {binding}",
                  f"roof: {row['roof']}; {_num(pct_roof, '%')} of roof, "
-                 f"{_num(row['pct_of_attainable'], '%')} of attainable"]
+                 f"{_num(pct_attainable, '%')} of attainable"]
         out.append(Placed(p.label, family(p.label, doc), x, p.flops / 1e12, "<br>".join(ln for ln in lines if ln)))
     return out
 
