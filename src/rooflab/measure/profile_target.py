@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
 def _user_gemm(cp, label: str, n: int, spec_path: str) -> None:
     import json  # noqa: PLC0415
 
-    spec = json.loads(open(spec_path).read())
+    spec = json.loads(open(spec_path, encoding="utf-8").read())
     rs = cp.random.RandomState(11)
     A = rs.uniform(-1, 1, (n, n), dtype=cp.float32)
     B = rs.uniform(-1, 1, (n, n), dtype=cp.float32)

@@ -61,7 +61,7 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
             if spec is None:
                 skipped.append(f"{label}: a Python callable needs an import path (module:function) to be profiled")
                 continue
-            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
                 json.dump(spec, fh)
             args += ["--spec", fh.name]
         try:
@@ -71,7 +71,7 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
                 Path(fh.name).unlink(missing_ok=True)
         if raw_dir:
             Path(raw_dir).mkdir(parents=True, exist_ok=True)
-            (Path(raw_dir) / f"ncu_{label}.csv").write_text(raw)
+            (Path(raw_dir) / f"ncu_{label}.csv").write_text(raw, encoding="utf-8")
         kernels.append(prof.to_dict())
     return {
         "ncu_version": ncu_version(),

@@ -1,0 +1,120 @@
+"""A report folder is replaced whole or not at all.
+
+The new report is built in a hidden folder inside it (same file system, so every file can be
+renamed into place), then moved in with every signal held back: an interruption before that
+leaves the earlier report as it was, and the build folder is removed whatever happens. Files
+the earlier report wrote (its manifest) and this one does not are removed; a file rooflab did
+not write is never replaced or removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from rooflab import results, signals
+from rooflab.errors import OutputError
+
+PARTIAL = "results.partial.json"  # what an interrupted or failed run had measured
+BUILD_PREFIX = ".rooflab-build-"
+# names every report writes: a file of the user's by one of them is found before anything runs
+ALWAYS_WRITTEN = ("results.json", "report.md", "roofline.png", "roofline.svg")
+
+
+def not_ours(folder: str | os.PathLike, names, earlier: list[str]) -> list[str]:
+    """Of `names`, those that exist in `folder` but no earlier report of rooflab's wrote."""
+    ours = set(earlier)
+    return [n for n in names if n not in ours and os.path.lexists(Path(folder) / n)]
+
+
+def refusal(folder: str | os.PathLike, names: list[str]) -> str:
+    return (f"{Path(folder) / names[0]} was not written by rooflab (no earlier report's manifest names it"
+            f"{'' if len(names) == 1 else f'; nor {len(names) - 1} more: ' + ', '.join(names[1:])}): "
+            "rooflab does not replace it; move it away or choose another --out")
+
+
+def check(folder: str | os.PathLike) -> None:
+    """Before anything runs: the report's fixed files would not replace one of the user's."""
+    from rooflab.errors import UsageError  # noqa: PLC0415
+
+    if not Path(folder).is_dir():
+        return
+    mine = not_ours(folder, ALWAYS_WRITTEN, results.read_manifest(folder))
+    if mine:
+        raise UsageError(refusal(folder, mine))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def remove_abandoned(folder: Path) -> None:
+    """Build folders left by a run that was killed outright (SIGKILL, a power cut)."""
+    with contextlib.suppress(OSError):
+        for p in folder.iterdir():
+            m = re.fullmatch(re.escape(BUILD_PREFIX) + r"(\d+)-\w+", p.name)
+            if m and p.is_dir() and not p.is_symlink() and not _alive(int(m.group(1))):
+                shutil.rmtree(p, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def building(folder: str | os.PathLike) -> Iterator[Path]:
+    """A hidden, empty folder inside `folder` (made if needed) to build the report in; removed after."""
+    top = Path(folder)
+    top.mkdir(parents=True, exist_ok=True)
+    remove_abandoned(top)
+    stage = Path(tempfile.mkdtemp(dir=top, prefix=f"{BUILD_PREFIX}{os.getpid()}-"))
+    try:
+        yield stage
+    finally:
+        with signals.deferred():
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def move_in(folder: str | os.PathLike, stage: Path, names: list[str]) -> tuple[list[str], list[str], str]:
+    """Move the built files `names` from `stage` into `folder`, remove the earlier report's files
+    this one does not write, and record the new manifest. Returns (earlier names, removed names,
+    why the manifest could not be written or ""). Raises OutputError, replacing nothing, where a
+    name is one of the user's files."""
+    top = Path(folder)
+    earlier = results.read_manifest(top)
+    mine = not_ours(top, names, earlier)
+    if mine:
+        raise OutputError(refusal(top, mine))
+    with signals.deferred():  # from the first rename to the manifest: all of it, whatever arrives
+        for n in names:
+            os.replace(stage / n, top / n)  # a name in the folder itself: a link there is replaced, not followed
+        removed = results.remove_stale(top, earlier, names)
+        (top / PARTIAL).unlink(missing_ok=True)
+        try:
+            results.write_manifest(top, names)
+        except OSError as exc:
+            return earlier, removed, results.why(exc)
+    return earlier, removed, ""
+
+
+def save_partial(folder: str | os.PathLike, doc: dict) -> Path:
+    """What a stopped run had, in FOLDER/results.partial.json (never half-written, whatever arrives)."""
+    p = Path(folder) / PARTIAL
+    with signals.deferred():
+        results.write_atomic(p, results.dumps(doc))
+    return p
+
+
+def publish(doc: dict, folder: str | os.PathLike, write: Callable[[dict, str], list[str]]):
+    """Build the report with `write(doc, stage)` beside the folder's files, then move it in.
+    Returns (names written, earlier names, removed names, why the manifest is missing or "")."""
+    with building(folder) as stage:
+        names = write(doc, str(stage))
+        return (names, *move_in(folder, stage, names))
