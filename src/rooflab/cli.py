@@ -101,7 +101,7 @@ NoArgsIsHelp = getattr(click.exceptions, "NoArgsIsHelpError", ())
 def show(table: Table) -> None:
     from rooflab.report.terminal import to_rich  # noqa: PLC0415
 
-    out.print(to_rich(table))
+    out.print(to_rich(table, out.width))
     for n in table.notes:
         out.print(Text(f"  {n}", style="dim"))
     out.print()

@@ -235,7 +235,8 @@ def check_writable(path: str | os.PathLike, option: str, *, folder: bool = False
     try:
         fd, probe = tempfile.mkstemp(dir=where, prefix=".rooflab-probe-")
     except OSError as exc:
-        raise UsageError(f"{option} {path}: cannot write there ({where}: {why(exc)})") from None
+        raise UsageError(f"{option} {path}: cannot write there (no new file can be made in {where}: "
+                         f"{why(exc)})") from None
     os.close(fd)
     Path(probe).unlink(missing_ok=True)
 
