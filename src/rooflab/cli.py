@@ -975,7 +975,7 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices)
     except UsageError:
         raise
     except (KeyboardInterrupt, RooflabError, OSError) as exc:
-        _report_stopped(exc, doc, out_dir, current["step"])
+        _report_stopped(exc, {} if from_file else doc, out_dir, current["step"])  # --from's is in its file
     if no_manifest:
         err.print(f"warning: could not record the files of this report in {out_dir}/{results.MANIFEST} "
                   f"({no_manifest}); a later report here will not remove them", markup=False, style="yellow")
@@ -1019,14 +1019,13 @@ def report_progress(total: int, current: dict):
             current["step"] = name
             plain.step(name)
 
-        yield on_plain_step, plain.say
-        plain.flush()
+        yield on_plain_step, plain.say  # the last step's line is dropped: what it did is said next
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
 
     columns = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                TimeElapsedColumn(), TextColumn("[dim]{task.fields[detail]}")]
-    with Progress(*columns, console=err, transient=True) as prog:
+    with Progress(*columns, console=err) as prog:
         task = prog.add_task("report", total=total, detail="")
 
         def on_step(name):
