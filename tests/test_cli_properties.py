@@ -351,6 +351,11 @@ SUBPROCESS = settings(max_examples=8, deadline=None, derandomize=False, database
                       suppress_health_check=[HealthCheck.too_slow])
 
 
+def _default_signals() -> None:  # a background job's ignored SIGINT (or nohup's SIGHUP) is not inherited
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _env(extra: dict) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING",
                                                               "PYTHONUTF8", "COLUMNS")}
@@ -389,7 +394,7 @@ def test_signals_leave_the_folder_whole(sig, where, earlier, gpu):
         before = {f.name: f.read_bytes() for f in out.iterdir()} if earlier else {}
         args = ["report", "--out", str(out)] + (["--gpu", gpu] if where == "write" else [])
         proc = subprocess.Popen([sys.executable, SLOW, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env=_env({"SLOW_AT": where}), cwd=d)
+                                text=True, env=_env({"SLOW_AT": where}), cwd=d, preexec_fn=_default_signals)
         seen = ""
         while "SLOW" not in seen:
             line = proc.stderr.readline()

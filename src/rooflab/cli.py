@@ -37,7 +37,7 @@ class ClosedPipe(Exception):  # noqa: N818  the reader of standard output went a
 
 
 class Stopped(Exception):  # noqa: N818
-    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped the command; `signal` is its KeyboardInterrupt."""
+    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped the command; `interrupt` is its KeyboardInterrupt."""
 
     def __init__(self, interrupt: BaseException):
         super().__init__(signals.name(interrupt))

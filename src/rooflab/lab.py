@@ -17,6 +17,7 @@ from pathlib import Path
 from rooflab import results
 from rooflab.errors import NoGPUError, ToolError
 from rooflab.report_folder import PARTIAL
+
 STEPS = ("device", "specs", "flops", "bandwidth", "memory", "gemm", "profile", "roofline")
 FALLBACK_GPU = "h100-sxm"  # the spec-only report where no GPU is found
 

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -59,13 +60,26 @@ def _alive(pid: int) -> bool:
     return True
 
 
+# a temporary file of write_atomic or of a picture (mkstemp: '.' + name + '.' + 8 random characters),
+# left in a report folder by a run killed outright, or by a version that wrote the folder in place
+_TEMPORARY = re.compile(r"\.([\w.-]+\.(?:json|md|csv|png|svg|pdf))\.[a-z0-9_]{8}\.(?:tmp|png|svg|pdf)")
+STALE_S = 3600  # younger temporaries may be another run's, at work in this folder now
+
+
 def remove_abandoned(folder: Path) -> None:
-    """Build folders left by a run that was killed outright (SIGKILL, a power cut)."""
+    """Build folders of a run that was killed outright (SIGKILL, a power cut), and temporary files
+    an hour old of rooflab's own names (the report's files, per the manifest)."""
+    ours = set(results.read_manifest(folder)) | set(ALWAYS_WRITTEN) | {PARTIAL, results.MANIFEST}
     with contextlib.suppress(OSError):
         for p in folder.iterdir():
             m = re.fullmatch(re.escape(BUILD_PREFIX) + r"(\d+)-\w+", p.name)
             if m and p.is_dir() and not p.is_symlink() and not _alive(int(m.group(1))):
                 shutil.rmtree(p, ignore_errors=True)
+                continue
+            t = _TEMPORARY.fullmatch(p.name)
+            if t and t.group(1) in ours and p.is_file() and not p.is_symlink() \
+                    and time.time() - p.stat().st_mtime > STALE_S:
+                p.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
