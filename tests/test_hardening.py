@@ -516,3 +516,25 @@ def test_check_writable_refuses_an_empty_name():
     with pytest.raises(UsageError):
         results.check_writable("-", "--out", folder=True)
     results.check_writable("-", "--out")
+
+
+def test_a_signal_held_back_while_the_report_moves_in_says_the_report_is_there(tmp_path, monkeypatch):
+    from rooflab import signals  # noqa: PLC0415
+
+    out = tmp_path / "r"
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    (stage / "report.md").write_text("new\n")
+    real_replace = os.replace
+
+    def replace_then_signal(a, b):
+        real_replace(a, b)
+        os.kill(os.getpid(), signal.SIGTERM)  # held back until every file is in place
+
+    out.mkdir()
+    monkeypatch.setattr(os, "replace", replace_then_signal)
+    with signals.handled(), pytest.raises(signals.Interrupted) as exc:
+        report_folder.move_in(out, stage, ["report.md"])
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert exc.value.report_in_place
+    assert (out / "report.md").read_text() == "new\n" and results.read_manifest(out) == ["report.md"]

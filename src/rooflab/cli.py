@@ -1045,6 +1045,9 @@ def _report_stopped(exc: BaseException, doc: dict, out_dir: str, step: str | Non
     interrupted = isinstance(exc, KeyboardInterrupt)
     if interrupted:
         signals.ignore_more()
+        if getattr(exc, "report_in_place", False):  # it came while the report moved in: that finished
+            fail(f"report {signals.name(exc)} after it was written: {out_dir}/ holds the new report",
+                 signals.exit_code(exc))
     finished = (doc.get("report") or {}).get("finished_steps", [])
     partial = None
     note = ""

@@ -106,16 +106,23 @@ def move_in(folder: str | os.PathLike, stage: Path, names: list[str]) -> tuple[l
     mine = not_ours(top, names, earlier)
     if mine:
         raise OutputError(refusal(top, mine))
-    with signals.deferred():  # from the first rename to the manifest: all of it, whatever arrives
-        for n in names:
-            os.replace(stage / n, top / n)  # a name in the folder itself: a link there is replaced, not followed
-        removed = results.remove_stale(top, earlier, names)
-        (top / PARTIAL).unlink(missing_ok=True)
-        try:
-            results.write_manifest(top, names)
-        except OSError as exc:
-            return earlier, removed, results.why(exc)
-    return earlier, removed, ""
+    moved = False
+    try:
+        with signals.deferred():  # from the first rename to the manifest: all of it, whatever arrives
+            for n in names:
+                os.replace(stage / n, top / n)  # a name in the folder itself: a link there is replaced, not followed
+            removed = results.remove_stale(top, earlier, names)
+            (top / PARTIAL).unlink(missing_ok=True)
+            moved = True
+            try:
+                results.write_manifest(top, names)
+                problem = ""
+            except OSError as exc:
+                problem = results.why(exc)
+    except KeyboardInterrupt as exc:  # a signal held back while the report moved in is delivered here
+        exc.report_in_place = moved
+        raise
+    return earlier, removed, problem
 
 
 def save_partial(folder: str | os.PathLike, doc: dict) -> Path:
