@@ -538,3 +538,13 @@ def test_a_signal_held_back_while_the_report_moves_in_says_the_report_is_there(t
     monkeypatch.setattr(os, "replace", real_replace)
     assert exc.value.report_in_place
     assert (out / "report.md").read_text() == "new\n" and results.read_manifest(out) == ["report.md"]
+
+
+def test_a_saved_document_renders_into_its_own_folder(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    saved = out / "results.json"
+    saved.write_text(results.dumps(results.load(H200)))  # as `rooflab gemm --format json --out` writes it
+    p = rooflab("report", "--from", str(saved), "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert (out / "report.md").exists() and results.load(saved)["gemm"] == results.load(H200)["gemm"]

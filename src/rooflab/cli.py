@@ -950,7 +950,7 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices)
 
         report_devices(ctx, devices=devices, out_dir=out_dir, quick=quick, n=n, profile=not no_profile)
         return
-    report_folder.check(out_dir)
+    report_folder.check(out_dir, source=from_file)
     t0 = time.perf_counter()
     doc: dict = {}
     current = {"step": None}

@@ -10,6 +10,7 @@ not write is never replaced or removed.
 from __future__ import annotations
 
 import contextlib
+import filecmp
 import os
 import re
 import shutil
@@ -27,10 +28,24 @@ BUILD_PREFIX = ".rooflab-build-"
 ALWAYS_WRITTEN = ("results.json", "report.md", "roofline.png", "roofline.svg")
 
 
-def not_ours(folder: str | os.PathLike, names, earlier: list[str]) -> list[str]:
-    """Of `names`, those that exist in `folder` but no earlier report of rooflab's wrote."""
+def not_ours(folder: str | os.PathLike, names, earlier: list[str], stage: Path | None = None,
+             source: str | os.PathLike | None = None) -> list[str]:
+    """Of `names`, those that exist in `folder` but no earlier report of rooflab's wrote, and that
+    replacing would change: a file byte for byte the one built in `stage`, or the document the report
+    is rendered from (`source`, about to be written again as it is), loses nothing."""
     ours = set(earlier)
-    return [n for n in names if n not in ours and os.path.lexists(Path(folder) / n)]
+    mine = []
+    for n in names:
+        p = Path(folder) / n
+        if n in ours or not os.path.lexists(p):
+            continue
+        with contextlib.suppress(OSError):
+            if source is not None and p.samefile(source):
+                continue
+            if stage is not None and p.is_file() and filecmp.cmp(p, stage / n, shallow=False):
+                continue
+        mine.append(n)
+    return mine
 
 
 def refusal(folder: str | os.PathLike, names: list[str]) -> str:
@@ -39,13 +54,14 @@ def refusal(folder: str | os.PathLike, names: list[str]) -> str:
             "rooflab does not replace it; move it away or choose another --out")
 
 
-def check(folder: str | os.PathLike) -> None:
-    """Before anything runs: the report's fixed files would not replace one of the user's."""
+def check(folder: str | os.PathLike, source: str | os.PathLike | None = None) -> None:
+    """Before anything runs: the report's fixed files would not replace one of the user's
+    (`source`: the document it renders, which may be the folder's results.json)."""
     from rooflab.errors import UsageError  # noqa: PLC0415
 
     if not Path(folder).is_dir():
         return
-    mine = not_ours(folder, ALWAYS_WRITTEN, results.read_manifest(folder))
+    mine = not_ours(folder, ALWAYS_WRITTEN, results.read_manifest(folder), source=source)
     if mine:
         raise UsageError(refusal(folder, mine))
 
@@ -103,7 +119,7 @@ def move_in(folder: str | os.PathLike, stage: Path, names: list[str]) -> tuple[l
     name is one of the user's files."""
     top = Path(folder)
     earlier = results.read_manifest(top)
-    mine = not_ours(top, names, earlier)
+    mine = not_ours(top, names, earlier, stage=stage)
     if mine:
         raise OutputError(refusal(top, mine))
     moved = False
