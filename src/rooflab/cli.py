@@ -10,7 +10,6 @@ progress lines (`… step`) come before it (tests/test_cli_properties.py holds i
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import json
 import math
@@ -20,20 +19,24 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.text import Text
 
 from rooflab import __version__, signals
+from rooflab.cli_terminal import (
+    ClosedPipe,
+    PlainProgress,
+    TerminalContext,
+    closed_pipe,
+    err,
+    interactive,
+    out,
+    terminal_encoding,
+)
 from rooflab.errors import OutputError, RooflabError, UsageError
 from rooflab.report.table import Table
 from rooflab.rungs import LADDER
 
 RUNG_NAMES = [r.name for r in LADDER]  # the --kernels help is computed from the ladder, never typed
-
-
-
-class ClosedPipe(Exception):  # noqa: N818  the reader of standard output went away: not an error of ours
-    """Raised where a write finds standard output closed."""
 
 
 class Stopped(Exception):  # noqa: N818
@@ -43,53 +46,6 @@ class Stopped(Exception):  # noqa: N818
         super().__init__(signals.name(interrupt))
         self.interrupt = interrupt
 
-
-class _Console(Console):
-    def on_broken_pipe(self) -> None:  # rich's own ends in exit 1; a closed pipe ends quietly (exit 141)
-        raise ClosedPipe
-
-
-def _stdout_width() -> int | None:
-    """COLUMNS where it is set (a pipe too); else a terminal's own width, and 200 for a pipe."""
-    cols = os.environ.get("COLUMNS", "").strip()
-    if cols.isdigit() and int(cols) > 0:
-        return int(cols)
-    return None if sys.stdout.isatty() else 200
-
-
-out = _Console(highlight=False, soft_wrap=False, width=_stdout_width())
-err = _Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def interactive() -> bool:
-    """Whether stderr can take a spinner or a progress bar (a terminal, and not TERM=dumb)."""
-    return err.is_terminal and not err.is_dumb_terminal
-
-
-# what a terminal that cannot show a character gets instead (files are always UTF-8)
-PLAIN = {"—": "-", "–": "-", "×": "x", "≤": "<=", "≥": ">=", "…": "...", "·": "*", "÷": "/", "→": "->",
-         "µ": "u", "±": "+/-", "≈": "~", "²": "^2", "³": "^3", "‘": "'", "’": "'", "“": '"', "”": '"',
-         "•": "*", "│": "|", "─": "-"}
-
-
-def _plain(exc: UnicodeError):
-    if not isinstance(exc, UnicodeEncodeError):
-        raise exc
-    return "".join(PLAIN.get(ch, "?") for ch in exc.object[exc.start:exc.end]), exc.end
-
-
-codecs.register_error("rooflab-plain", _plain)
-
-
-def terminal_encoding() -> None:
-    """A terminal or pipe whose encoding is not UTF-8 (LANG=…ISO-8859-1, PYTHONIOENCODING=ascii)
-    gets what it can encode: the rest as plain ASCII, or '?'."""
-    for stream in (sys.stdout, sys.stderr):
-        enc = (getattr(stream, "encoding", None) or "").lower().replace("_", "-")
-        if enc.startswith("utf") or not hasattr(stream, "reconfigure"):
-            continue
-        with contextlib.suppress(ValueError, OSError, AttributeError):
-            stream.reconfigure(errors="rooflab-plain")
 
 FORMATS = ["table", "json", "csv", "md"]
 # click >= 8.2 raises this for a bare `rooflab`; older versions print the help themselves
@@ -110,28 +66,6 @@ def show(table: Table) -> None:
 def show_paragraphs(paras: list[tuple[str, str]]) -> None:
     for title, text in paras:
         out.print(Text.assemble((f"{title}.", "bold"), f" {text}\n"))
-
-
-class PlainProgress:
-    """Progress as lines (`… step`) where stderr is not a terminal. A step's line is printed once
-    the step is under way (its first message, or the next step), so a run that stops at once says
-    only why, with no progress line before it."""
-
-    def __init__(self):
-        self.pending: str | None = None
-
-    def step(self, name: str) -> None:
-        self.flush()
-        self.pending = name
-
-    def say(self, msg: str) -> None:
-        self.flush()
-        err.print(f"… {msg}", markup=False, style="dim")
-
-    def flush(self) -> None:
-        if self.pending is not None:
-            err.print(f"… {self.pending}", markup=False, style="dim")
-            self.pending = None
 
 
 @contextlib.contextmanager
@@ -1094,21 +1028,6 @@ def _command_path(exc: click.UsageError, argv: list[str] | None) -> str:
 
 
 
-class TerminalContext(click.Context):
-    """Help text as the terminal can show it (click writes UTF-8 even to an ASCII stream)."""
-
-    def get_help(self) -> str:
-        return for_terminal(super().get_help())
-
-
-def for_terminal(text: str) -> str:
-    enc = getattr(sys.stdout, "encoding", None) or "utf-8"
-    try:
-        return text.encode(enc, "rooflab-plain").decode(enc)
-    except LookupError:
-        return text
-
-
 def _register_extensions() -> None:
     from rooflab.cli_fleet import register as register_fleet  # noqa: PLC0415
 
@@ -1125,13 +1044,6 @@ def main(argv: list[str] | None = None) -> None:
     terminal_encoding()
     with signals.handled():
         _main(argv)
-
-
-def closed_pipe() -> None:
-    """The reader of standard output went away (| head): end quietly, as a shell tool does."""
-    with contextlib.suppress(OSError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's own flush finds no pipe
-    sys.exit(141)
 
 
 def _main(argv: list[str] | None) -> None:
