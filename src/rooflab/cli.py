@@ -3,8 +3,8 @@
 Exit codes: 0 done, 1 a failure that is not the user's input (a kernel, a write), 2 bad
 input (every option is checked before a GPU is looked for), 3 no GPU, 4 a missing tool,
 128 + the signal where one stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), 141 when the
-reader of standard output went away (| head). A failing command's last line on stderr is its only error line,
-`rooflab: error: …`; only warnings (`warning: …`) and, where stderr is not a terminal,
+reader of standard output went away (| head). A failing command's last line on stderr is its
+only error line, `rooflab: error: …`; only warnings (`warning: …`) and, where stderr is not a terminal,
 progress lines (`… step`) come before it (tests/test_cli_properties.py holds it to that).
 """
 
