@@ -550,3 +550,19 @@ def test_a_saved_document_renders_into_its_own_folder(tmp_path):
     p = rooflab("report", "--from", str(saved), "--out", str(out))
     assert p.returncode == 0, p.stderr
     assert (out / "report.md").exists() and results.load(saved)["gemm"] == results.load(H200)["gemm"]
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
+def test_any_command_stopped_by_a_signal_ends_in_one_line_and_its_code(tmp_path, sig, code):
+    fifo = tmp_path / "nobody-reads.json"
+    os.mkfifo(fifo)  # the write waits for a reader that never comes
+    proc = subprocess.Popen([sys.executable, "-m", "rooflab", "specs", "--no-detect", "--format", "json", "--out",
+                             str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(),
+                            preexec_fn=default_signals)
+    time.sleep(3)
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
+    assert stderr.startswith("rooflab: error: ") and stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nobody-reads.json"]
