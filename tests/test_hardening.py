@@ -566,3 +566,21 @@ def test_any_command_stopped_by_a_signal_ends_in_one_line_and_its_code(tmp_path,
     assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
     assert stderr.startswith("rooflab: error: ") and stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nobody-reads.json"]
+
+
+def test_deferred_holds_a_signal_back_even_with_other_threads():
+    from rooflab import signals  # noqa: PLC0415
+
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)  # a thread that could take a masked signal
+    other.start()
+    done = []
+    try:
+        with signals.handled(), pytest.raises(signals.Interrupted):
+            with signals.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)
+                done.append("the block ran to its end")
+    finally:
+        stop.set()
+    assert done == ["the block ran to its end"]

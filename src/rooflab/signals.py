@@ -74,13 +74,28 @@ def ignore_more() -> None:
 
 @contextlib.contextmanager
 def deferred():
-    """Hold SIGINT, SIGTERM and SIGHUP back until the block is done; one that came meanwhile is
-    delivered then."""
-    if not _main_thread() or not hasattr(signal, "pthread_sigmask"):
+    """Hold SIGINT, SIGTERM and SIGHUP back until the block is done; the first that came meanwhile
+    is acted on then, as it would have been. (The handlers are swapped rather than the signals
+    masked: a mask is per thread, and another thread would take the signal.)"""
+    if not _main_thread():
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    pending: list[int] = []
+    saved = {}
+    for sig in SIGNALS:
+        with contextlib.suppress(OSError, ValueError):
+            old = signal.getsignal(sig)
+            if old is not signal.SIG_IGN and old is not None:
+                saved[sig] = old
+                signal.signal(sig, lambda signum, _frame: pending.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+        if pending:
+            first = saved[pending[0]]
+            if callable(first):
+                first(pending[0], None)  # Python's own raises KeyboardInterrupt, handled()'s Interrupted
+            else:
+                signal.raise_signal(pending[0])
