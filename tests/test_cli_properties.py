@@ -9,7 +9,7 @@ changed, strings, nulls and negative numbers planted in nested fields) passed to
 
 Whatever it generates, the CLI must:
 - never print a traceback;
-- exit only with a code the README lists: 0, 1, 2, 3, 4 or 130;
+- exit only with a code the README lists: 0, 1, 2, 3, 4, 128 + a signal (129, 130, 143) or 141;
 - on failure, print exactly one line starting `rooflab: error:` on stderr, and it
   is the last line. Lines before it may only be warnings (`warning: …`) or, where
   stderr is not a terminal, progress lines (`… step`), which is what the CLI
@@ -22,6 +22,12 @@ ever used: CUDA_VISIBLE_DEVICES is emptied and device detection raises NoGPUErro
 The roofline picture is replaced by a stub that does the picture's arithmetic
 (axis limits and the points table) without matplotlib's rendering, which costs
 about two seconds a report; the real picture is covered by test_report.py.
+
+Paths include special files made in the example's temporary folder: a FIFO (drained by a
+thread), a symlink to a file, a dangling symlink and a symlink to a folder; whatever the
+command does, each is still what it was afterwards. Two further properties run the CLI as a
+subprocess: under locales and stream encodings that are not UTF-8, and stopped by a signal at
+a generated point of a report (tests/slow_rooflab.py).
 """
 
 from __future__ import annotations
@@ -30,8 +36,14 @@ import copy
 import json
 import math
 import os
+import select
+import signal
+import stat
+import subprocess
 import sys
 import tempfile
+import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -53,7 +65,9 @@ from rooflab.errors import (
 DATA = Path(__file__).parent / "data"
 H200 = DATA / "h200_results.json"
 RECORDED = json.loads(H200.read_text())
-EXIT_CODES = {0, 1, 2, 3, 4, 130}
+EXIT_CODES = {0, 1, 2, 3, 4, 129, 130, 141, 143}
+SPECIAL = ("fifo.json", "link.json", "dangling.md", "dirlink")  # made in each example's folder
+INPUTS = ("from_file", "a", "b", "target", "op_module")
 TRACE_CODES = {TRACE_NOT_FOUND, TRACE_PROGRAM_FAILED, TRACE_NO_KERNELS, TRACE_OVER_BUDGET}
 COMMANDS = sorted(cli_mod.cli.commands)
 
@@ -87,7 +101,11 @@ def _value_for(param: click.Parameter, tmp: Path, draw) -> list[str]:
         value = draw(st.one_of(st.sampled_from([str(H200), str(tmp / "out"), str(tmp / "o.json"), "rel/x.md",
                                                 "/proc/forbidden", "/proc/forbidden/x.json",
                                                 str(tmp / "file.txt" / "sub"), str(tmp / "missing.json"),
-                                                str(tmp / "file.txt")]), values))
+                                                str(tmp / "file.txt"),
+                                                # special files as outputs (a FIFO read as an input would wait
+                                                # for a writer, as any program's would)
+                                                *(str(tmp / n) for n in SPECIAL if param.name not in INPUTS)]),
+                                values))
     else:
         value = draw(values)
     return [name, value] if name else [value]
@@ -233,17 +251,59 @@ SETTINGS = settings(max_examples=150, deadline=None, derandomize=False, database
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
+class Drain:
+    """Reads a FIFO in a thread (opened without blocking, so a writer's open returns at once)."""
+
+    def __init__(self, path: Path):
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            if select.select([self.fd], [], [], 0.02)[0] and not os.read(self.fd, 65536):
+                time.sleep(0.01)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(2)
+        os.close(self.fd)
+
+
+def make_special_files(tmp: Path) -> Drain:
+    os.mkfifo(tmp / "fifo.json")
+    (tmp / "target.json").write_text("the link's target\n")
+    (tmp / "link.json").symlink_to(tmp / "target.json")
+    (tmp / "dangling.md").symlink_to(tmp / "nowhere" / "t.md")
+    (tmp / "folder").mkdir()
+    (tmp / "dirlink").symlink_to(tmp / "folder")
+    return Drain(tmp / "fifo.json")
+
+
+def check_special_files(tmp: Path, where: str) -> None:
+    assert stat.S_ISFIFO((tmp / "fifo.json").lstat().st_mode), where
+    for name, target in (("link.json", "target.json"), ("dangling.md", "nowhere/t.md"), ("dirlink", "folder")):
+        assert (tmp / name).is_symlink() and os.readlink(tmp / name) == str(tmp / target), (name, where)
+    assert (tmp / "folder").is_dir() and (tmp / "target.json").is_file(), where
+
+
 @SETTINGS
 @given(data=st.data())
 def test_generated_command_lines(cli_env, capsys, data):
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         (tmp / "file.txt").write_text("a regular file\n")
+        drain = make_special_files(tmp)
         os.chdir(tmp)
         cli_env.setenv("TMPDIR", d)  # where a write that fails saves the results
-        words = data.draw(argv(tmp), label="argv")
-        code, out, err = run_cli(cli_env, capsys, words)
+        try:
+            words = data.draw(argv(tmp), label="argv")
+            code, out, err = run_cli(cli_env, capsys, words)
+        finally:
+            drain.close()
         check_contract(words, code, out, err)
+        check_special_files(tmp, " ".join(words))
 
 
 @pytest.mark.parametrize("words", [
@@ -284,3 +344,83 @@ def _finite(obj) -> bool:
     if isinstance(obj, list):
         return all(_finite(v) for v in obj)
     return True
+
+
+# ---------------------------------------------------------------- as a subprocess: locales and signals
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+SLOW = str(Path(__file__).parent / "slow_rooflab.py")
+LOCALES = [
+    {"LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"},  # an ASCII locale
+    {"PYTHONIOENCODING": "ascii"},
+    {"PYTHONIOENCODING": "latin-1"},
+    {"PYTHONIOENCODING": "cp1252", "LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"},
+]
+LOCALE_COMMANDS = [["specs"], ["ridge"], ["specs", "--format", "md"], ["specs", "--format", "csv"],
+                   ["report", "--gpu", "h200", "--out", "r"], ["report", "--from", str(H200), "--out", "r"],
+                   ["compare", str(H200), str(H200)], ["report", "--help"], ["gemm", "--help"],
+                   ["specs", "--format", "json", "--out", "s.json"], ["report", "--gpu", "nope"],
+                   ["gemm", "--n", "é"]]
+SUBPROCESS = settings(max_examples=8, deadline=None, derandomize=False, database=None,
+                      suppress_health_check=[HealthCheck.too_slow])
+
+
+def _default_signals() -> None:  # a background job's ignored SIGINT (or nohup's SIGHUP) is not inherited
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _env(extra: dict) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("LANG", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING",
+                                                              "PYTHONUTF8", "COLUMNS")}
+    return {**env, "PYTHONPATH": SRC, "CUDA_VISIBLE_DEVICES": "", **extra}
+
+
+def _decoded(raw: bytes, extra: dict) -> str:
+    enc = extra.get("PYTHONIOENCODING", "ascii")
+    return raw.decode(enc)  # all of it in the stream's encoding, or this raises
+
+
+@SUBPROCESS
+@given(extra=st.sampled_from(LOCALES), words=st.sampled_from(LOCALE_COMMANDS))
+def test_locales_that_are_not_utf8(extra, words):
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.run([sys.executable, "-m", "rooflab", *words], capture_output=True, env=_env(extra), cwd=d,
+                           timeout=120, check=False)
+        out, err = _decoded(p.stdout, extra), _decoded(p.stderr, extra)
+        check_contract(words, p.returncode, out, err)
+        assert p.returncode in (0, 2), err
+        for f in Path(d).rglob("*"):
+            if f.suffix in (".md", ".csv", ".json"):
+                f.read_bytes().decode("utf-8")  # files are UTF-8 whatever the locale
+
+
+@SUBPROCESS
+@given(sig=st.sampled_from([signal.SIGINT, signal.SIGTERM, signal.SIGHUP]), where=st.sampled_from(["write", "measure"]),
+       earlier=st.booleans(), gpu=st.sampled_from(["t4", "h200", "l4"]))
+def test_signals_leave_the_folder_whole(sig, where, earlier, gpu):
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "r"
+        if earlier:
+            p = subprocess.run([sys.executable, "-m", "rooflab", "report", "--from", str(H200), "--out", str(out)],
+                               capture_output=True, env=_env({}), timeout=120, check=False)
+            assert p.returncode == 0, p.stderr
+        before = {f.name: f.read_bytes() for f in out.iterdir()} if earlier else {}
+        args = ["report", "--out", str(out)] + (["--gpu", gpu] if where == "write" else [])
+        proc = subprocess.Popen([sys.executable, SLOW, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=_env({"SLOW_AT": where}), cwd=d, preexec_fn=_default_signals)
+        seen = ""
+        while "SLOW" not in seen:
+            line = proc.stderr.readline()
+            assert line, seen
+            seen += line
+        proc.send_signal(sig)
+        rest_out, rest_err = proc.communicate(timeout=60)
+        err = "".join(ln + "\n" for ln in seen.splitlines() if ln != "SLOW") + rest_err
+        check_contract(args, proc.returncode, rest_out, err)
+        assert proc.returncode == 128 + sig, err
+        after = {f.name: f.read_bytes() for f in out.iterdir()}
+        assert "results.partial.json" in after, err
+        after.pop("results.partial.json")
+        before.pop("results.partial.json", None)
+        assert after == before, err  # the earlier report whole (hidden files included: none are left)

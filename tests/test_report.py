@@ -251,13 +251,15 @@ def test_compare_two_runs(tmp_path):
     assert set(cells) == set(factors)
     for kernel, f in factors.items():
         ma = next(r for r in a["gemm"]["rungs"] if r["kernel"] == kernel)["timing"]["median_ms"]
-        assert cells[kernel][2] == f"{ma:.3f}"
-        assert cells[kernel][3] == f"{ma * f:.3f}"
-        assert cells[kernel][-1] == f"{1 / f:.2f}×", (kernel, cells[kernel])
+        # JSON holds the numbers themselves, not the text a table shows
+        assert cells[kernel][2] == pytest.approx(ma, rel=1e-12)
+        assert cells[kernel][3] == pytest.approx(ma * f, rel=1e-12)
+        assert cells[kernel][-1] == pytest.approx(1 / f, rel=1e-12), (kernel, cells[kernel])
+    assert gemm["units"][-1] == "×"
     ceil = {row[0]: row for row in ceilings["rows"]}
-    assert ceil["cudaMemcpy D2D"][-1] == "1.500×"
-    assert ceil["FP32 peak (P1)"][-1] == "1.000×"
-    assert ceil["best copy kernel"][-1] == "1.000×"
+    assert ceil["cudaMemcpy D2D"][-1] == pytest.approx(1.5)
+    assert ceil["FP32 peak (P1)"][-1] == pytest.approx(1.0)
+    assert ceil["best copy kernel"][-1] == pytest.approx(1.0)
     md = rooflab("compare", str(pa), str(pb), "--format", "md")
     assert md.returncode == 0 and "| naive | 4096 / 4096 |" in md.stdout and "| 0.50× |" in md.stdout
 

@@ -286,7 +286,7 @@ def test_sweep_command_renders_from_a_document(tmp_path):
     (["--sizes", "abc"], "not a size"),
     (["--copy-sizes", "100"], "out of range (4096.."),
     (["--no-copy", "--no-gemm"], "nothing to sweep"),
-    (["--kernels", "nope"], "unknown kernel"),
+    (["--kernels", "nope"], "nope: unknown"),
 ])
 def test_sweep_bad_input_is_one_line(args, mention, tmp_path):
     proc = _cli("sweep", "--out", str(tmp_path / "o"), *args)

@@ -2,8 +2,9 @@
 
 Exit codes: 0 done, 1 a failure that is not the user's input (a kernel, a write), 2 bad
 input (every option is checked before a GPU is looked for), 3 no GPU, 4 a missing tool,
-130 interrupted. A failing command's last line on stderr is its only error line,
-`rooflab: error: …`; only warnings (`warning: …`) and, where stderr is not a terminal,
+128 + the signal where one stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), 141 when the
+reader of standard output went away (| head). A failing command's last line on stderr is its
+only error line, `rooflab: error: …`; only warnings (`warning: …`) and, where stderr is not a terminal,
 progress lines (`… step`) come before it (tests/test_cli_properties.py holds it to that).
 """
 
@@ -18,18 +19,33 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.text import Text
 
-from rooflab import __version__
+from rooflab import __version__, signals
+from rooflab.cli_terminal import (
+    ClosedPipe,
+    PlainProgress,
+    TerminalContext,
+    closed_pipe,
+    err,
+    interactive,
+    out,
+    terminal_encoding,
+)
 from rooflab.errors import OutputError, RooflabError, UsageError
 from rooflab.report.table import Table
 from rooflab.rungs import LADDER
 
 RUNG_NAMES = [r.name for r in LADDER]  # the --kernels help is computed from the ladder, never typed
 
-out = Console(highlight=False, soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class Stopped(Exception):  # noqa: N818
+    """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped the command; `interrupt` is its KeyboardInterrupt."""
+
+    def __init__(self, interrupt: BaseException):
+        super().__init__(signals.name(interrupt))
+        self.interrupt = interrupt
+
 
 FORMATS = ["table", "json", "csv", "md"]
 # click >= 8.2 raises this for a bare `rooflab`; older versions print the help themselves
@@ -41,7 +57,7 @@ NoArgsIsHelp = getattr(click.exceptions, "NoArgsIsHelpError", ())
 def show(table: Table) -> None:
     from rooflab.report.terminal import to_rich  # noqa: PLC0415
 
-    out.print(to_rich(table))
+    out.print(to_rich(table, out.width))
     for n in table.notes:
         out.print(Text(f"  {n}", style="dim"))
     out.print()
@@ -55,8 +71,8 @@ def show_paragraphs(paras: list[tuple[str, str]]) -> None:
 @contextlib.contextmanager
 def progress_status(first: str):
     """A spinner on stderr whose text follows the library's progress callback."""
-    if not err.is_terminal:
-        yield lambda msg: err.print(f"… {msg}", markup=False, style="dim")
+    if not interactive():
+        yield PlainProgress().say
         return
     with err.status(first) as st:
         yield lambda msg: st.update(msg)
@@ -68,14 +84,14 @@ def emit(doc: dict, tables: list[Table], paras: list[tuple[str, str]], fmt: str,
 
     if fmt == "json":
         text = results.dumps(doc)
-    elif fmt == "csv":
-        text = "\n".join(t.to_csv() for t in tables[:1])
+    elif fmt == "csv":  # every table: one block each, a blank line between
+        text = "\n".join(t.to_csv() for t in tables)
     elif fmt == "md":
         text = "\n".join(t.to_markdown() for t in tables) + "\n" + "\n".join(
             f"**{title}.** {p}\n" for title, p in paras)
     else:
         text = None
-    if out_file:
+    if out_file is not None and out_file != results.STDOUT:
         if fmt == "table":
             raise UsageError("--out needs --format json, csv or md")
         results.save(out_file, text, doc)  # where that fails, the document is saved elsewhere and named
@@ -84,7 +100,9 @@ def emit(doc: dict, tables: list[Table], paras: list[tuple[str, str]], fmt: str,
         try:
             sys.stdout.write(text)
             sys.stdout.flush()
-        except OSError as exc:  # a closed pipe or a full disk: the measurement is not lost either
+        except BrokenPipeError:
+            raise ClosedPipe from None
+        except OSError as exc:  # a full disk: the measurement is not lost either
             raise OutputError(results.cannot_write("standard output", exc, doc)) from None
     else:
         for t in tables:
@@ -209,24 +227,57 @@ class IntList(click.ParamType):
         return tuple(int(w) for w in words)
 
 
+def tunable_names() -> list[str]:
+    from rooflab import rungs  # noqa: PLC0415
+
+    return [r.name for r in rungs.LADDER if r.variants]
+
+
 class Kernels(click.ParamType):
-    """Comma-separated rung names from the ladder; repeats are dropped, order kept."""
+    """Comma-separated rung names from the ladder (or only its tunable rungs), each named once."""
 
     name = "list"
+
+    def __init__(self, tunable: bool = False):
+        self.tunable = tunable
 
     def convert(self, value, param, ctx):
         if isinstance(value, list):
             return value
         from rooflab import rungs  # noqa: PLC0415
 
-        known = rungs.names()
-        names = list(dict.fromkeys(w.strip() for w in str(value).split(",") if w.strip()))
-        if not names:
+        known = tunable_names() if self.tunable else rungs.names()
+        words = [w.strip() for w in str(value).split(",") if w.strip()]
+        if not words:
             self.fail(f"names no rung ({value!r}); choose from {', '.join(known)}", param, ctx)
-        unknown = [n for n in names if n not in known]
+        twice = sorted({w for w in words if words.count(w) > 1})
+        if twice:
+            self.fail(f"names {', '.join(twice)} more than once", param, ctx)
+        unknown = [n for n in words if n not in known]
         if unknown:
-            self.fail(f"unknown kernel(s) {', '.join(unknown)}; choose from {', '.join(known)}", param, ctx)
-        return names
+            what = "not tunable (it has no launch variants)" if self.tunable and all(
+                n in rungs.names() for n in unknown) else "unknown"
+            self.fail(f"{', '.join(unknown)}: {what}; choose from {', '.join(known)}", param, ctx)
+        return words
+
+
+class Parts(click.ParamType):
+    """Comma-separated parts of the memory hierarchy's measurement, each named once."""
+
+    name = "list"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        from rooflab.measure.memory import PARTS  # noqa: PLC0415
+
+        words = [w.strip() for w in str(value).split(",") if w.strip()]
+        if not words:
+            self.fail(f"names no part ({value!r}); choose from {', '.join(PARTS)}", param, ctx)
+        unknown = [w for w in words if w not in PARTS]
+        if unknown:
+            self.fail(f"unknown part(s) {', '.join(unknown)}; choose from {', '.join(PARTS)}", param, ctx)
+        return tuple(dict.fromkeys(words))
 
 
 class GpuName(click.ParamType):
@@ -245,22 +296,34 @@ class GpuName(click.ParamType):
 
 def check_out(fmt: str, out_file: str | None) -> None:
     """Reject --out with --format table, and an --out path that can never be written, before anything runs."""
-    if out_file and fmt == "table":
+    if out_file is None:
+        return
+    if fmt == "table":
         raise UsageError("--out needs --format json, csv or md")
-    if out_file:
-        from rooflab import results  # noqa: PLC0415
+    from rooflab import results  # noqa: PLC0415
 
-        results.check_writable(out_file, "--out")
+    results.check_writable(out_file, "--out")
+
+
+def gpu_keys() -> list[str]:
+    from rooflab.model.specs import SPECS  # noqa: PLC0415
+
+    return [s.key for s in SPECS]
 
 
 class LadderOption(click.Option):
-    """An option whose help names the ladder's rungs as they are when help is shown (from rooflab.rungs)."""
+    """An option whose help names what it takes as it is when help is shown: {ladder} the ladder's
+    rungs, {tunable} its tunable rungs, {gpus} the spec table's GPUs."""
 
     def get_help_record(self, ctx):
         from rooflab import rungs  # noqa: PLC0415
 
         saved = self.help
-        self.help = (saved or "").replace("{ladder}", ", ".join(rungs.names()))
+        text = saved or ""
+        for key, names in (("{ladder}", rungs.names), ("{tunable}", tunable_names), ("{gpus}", gpu_keys)):
+            if key in text:
+                text = text.replace(key, ", ".join(names()))
+        self.help = text
         try:
             return super().get_help_record(ctx)
         finally:
@@ -284,7 +347,8 @@ class CountType(click.ParamType):
 format_option = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
                              help="table for people; json (the full results document), csv or md for scripts.")
 out_option = click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
-                          help="Write the output to FILE (atomically) instead of standard output.")
+                          help="Write the output to FILE (atomically; a device or FIFO is written through, a "
+                               "symlink's target is written) instead of standard output; - is standard output.")
 
 
 # ---------------------------------------------------------------- commands
@@ -298,6 +362,16 @@ class CommandList(click.Group):
     def list_commands(self, ctx):
         rank = {name: i for i, name in enumerate(self.ORDER)}
         return sorted(self.commands, key=lambda name: (rank.get(name, len(rank)), name))
+
+    def invoke(self, ctx):
+        # click turns Ctrl-C into Abort (after a blank line on stderr) and a closed pipe into exit 1:
+        # both are taken before click sees them, so main() can end each with its own code
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise Stopped(exc) from None
+        except BrokenPipeError:
+            raise ClosedPipe from None
 
     def format_commands(self, ctx, formatter):
         rows = [(f"rooflab {name}", self.commands[name].get_short_help_str(limit=1000))
@@ -641,8 +715,8 @@ def bench(ctx, target, kernel, op, op_module, n, m, k, block, grid, options, sha
 
 @cli.command(short_help="search the tunable rungs' launch configurations, cache the winner (G12)")
 @click.option("--n", type=click.IntRange(min=1), default=4096, show_default=True, help="Size the search times at.")
-@click.option("--kernels", default=None, cls=LadderOption,
-              help="Tunable rungs to search (default: every rung with variants, from {ladder}).")
+@click.option("--kernels", type=Kernels(tunable=True), default=None, cls=LadderOption,
+              help="Tunable rungs to search, from {tunable} (default: all of them).")
 @click.option("--reps", type=click.IntRange(min=1), default=10, show_default=True, help="Timed launches per variant.")
 @format_option
 def tune(n, kernels, reps, fmt):
@@ -652,12 +726,10 @@ def tune(n, kernels, reps, fmt):
     The cache is keyed by GPU name, compute capability, driver and rooflab version, in
     ~/.cache/rooflab/tune.json (ROOFLAB_CACHE moves it).
     """
-    from rooflab import rungs  # noqa: PLC0415
     from rooflab.measure import gemm as gemm_mod  # noqa: PLC0415
     from rooflab.report.table import Table  # noqa: PLC0415
 
-    names = [x.strip() for x in kernels.split(",") if x.strip()] if kernels else \
-        [r.name for r in rungs.LADDER if r.variants]
+    names = kernels or tunable_names()
     if not names:
         raise UsageError("no tunable rungs in the ladder")
     cfg = gemm_mod.GemmConfig(m=n, n=n, k=n, reps=reps, kernels=names)
@@ -684,12 +756,12 @@ def _mib_list(text: str) -> tuple[int, ...]:
 @cli.command(short_help="L2 and shared-memory bandwidth, FP64 and FP16 peaks: every memory level")
 @click.option("--rounds", type=click.IntRange(min=1), default=3, show_default=True, help="Interleaved repeats of every configuration.")
 @click.option("--reps", type=click.IntRange(min=1), default=10, show_default=True, help="Timed launches per configuration and round.")
-@click.option("--launch-ms", type=click.FloatRange(min=0, min_open=True, max=1e4), default=2.0, show_default=True,
-              help="Length each launch is sized to (a probe launch is timed first).")
+@click.option("--launch-ms", type=click.FloatRange(min=0.05, max=200), default=2.0, show_default=True,
+              help="Length each launch is sized to, 0.05 to 200 ms (a probe launch is timed first).")
 @click.option("--footprints", default=None,
               help="L2 sweep footprints in MiB, comma-separated (default: 1 MiB to 4x the L2, finer around it).")
-@click.option("--parts", default="l2,l2_copy,shared,fp64,fp16", show_default=True,
-              help="What to measure.")
+@click.option("--parts", type=Parts(), default="l2,l2_copy,shared,fp64,fp16", show_default=True,
+              help="What to measure, comma-separated.")
 @format_option
 @out_option
 def memory(rounds, reps, launch_ms, footprints, parts, fmt, out_file):
@@ -704,7 +776,7 @@ def memory(rounds, reps, launch_ms, footprints, parts, fmt, out_file):
 
     cfg = mem.MemoryConfig(rounds=rounds, reps=reps, target_ms=launch_ms,
                            footprints=_mib_list(footprints) if footprints else (),
-                           parts=tuple(p.strip() for p in parts.split(",") if p.strip()))
+                           parts=parts)
     cfg.validate()
     check_out(fmt, out_file)
     doc = measure("memory hierarchy", memory=lambda dev, say: mem.run(cfg, dev, say))
@@ -724,8 +796,8 @@ def _maybe_device() -> dict | None:
 
 
 @cli.command(short_help="published peaks and their arithmetic (P1, P2, P10)")
-@click.option("--gpu", type=GpuName(), default=None, help="One GPU from the table (e.g. h100-sxm, h200, a100-80gb, t4); "
-              "default: all.")
+@click.option("--gpu", type=GpuName(), default=None, cls=LadderOption,
+              help="One GPU from the table (default: all): {gpus}.")
 @click.option("--no-detect", is_flag=True, help="Do not look for a GPU here.")
 @format_option
 @out_option
@@ -782,8 +854,8 @@ def ridge(no_detect, fmt, out_file):
 @cli.command(short_help="the roofline picture with every kernel placed on it (P9)")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
               help="Render from a saved results.json (no GPU needed).")
-@click.option("--gpu", type=GpuName(), default=None,
-              help="Theoretical roofline of a GPU from the spec table (no GPU needed).")
+@click.option("--gpu", type=GpuName(), default=None, cls=LadderOption,
+              help="Theoretical roofline of a GPU from the spec table (no GPU needed): {gpus}.")
 @click.option("--n", type=PositiveInt(), default=4096, show_default=True, help="GEMM size when measuring.")
 @click.option("--out", "out_png", type=click.Path(dir_okay=False), default="roofline.png", show_default=True,
               help="The picture file. Its extension picks the format: .png (150 dpi), .svg or .pdf; "
@@ -807,6 +879,12 @@ def roofline(from_file, gpu, n, out_png, fmt, levels):
 
     image_format(out_png)  # a name that says no format fails here, before anything is loaded or measured
     results.check_writable(out_png, "--out")
+    if from_file and gpu:
+        raise UsageError("--from draws a saved document and --gpu a GPU of the spec table: give one of them")
+    unused = given(click.get_current_context(), "n") if from_file or gpu else []
+    if unused:
+        raise UsageError(f"{'--from' if from_file else '--gpu'} measures nothing: {', '.join(unused)} would have "
+                         "no effect")
     if from_file:
         doc = results.load(from_file)
         if not doc.get("device"):
@@ -859,8 +937,8 @@ def compare(a, b, fmt):
 @click.option("--n", type=PositiveInt(), default=4096, show_default=True, help="SGEMM size.")
 @click.option("--quick", is_flag=True, help="Shorter: no launch sweep, N ≤ 2048, fewer reps.")
 @click.option("--no-profile", is_flag=True, help="Skip Nsight Compute (the slowest step).")
-@click.option("--gpu", type=GpuName(), default=None,
-              help="Spec-only report for a GPU from the table; measures nothing.")
+@click.option("--gpu", type=GpuName(), default=None, cls=LadderOption,
+              help="Spec-only report for a GPU from the table; measures nothing: {gpus}.")
 @click.option("--from", "from_file", type=click.Path(dir_okay=False), default=None,
               help="Re-render a saved results.json (no GPU needed).")
 @click.option("--devices", default=None, metavar="all|0,2,5",
@@ -877,89 +955,62 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices)
     roofline.png/.svg.
 
     With no GPU (or with --gpu NAME) it writes the spec-only report and says that
-    nothing was measured. Interrupted, it keeps what finished in
-    DIR/results.partial.json and writes no half-finished file.
+    nothing was measured. The report is built beside the folder's files and moved in
+    whole: interrupted (Ctrl-C, SIGTERM, SIGHUP), it leaves the earlier report as it
+    was and keeps what this run had in DIR/results.partial.json. Files in DIR that
+    rooflab did not write are never replaced or removed.
     """
     import time  # noqa: PLC0415
 
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
-
     from rooflab import lab as rep  # noqa: PLC0415
-    from rooflab import results  # noqa: PLC0415
+    from rooflab import report_folder, results  # noqa: PLC0415
     from rooflab.report.telemetry import warnings  # noqa: PLC0415
 
+    ctx = click.get_current_context()
     results.check_writable(out_dir, "--out", folder=True)
+    if from_file and gpu:
+        raise UsageError("--from renders a saved document and --gpu a GPU of the spec table: give one of them")
+    if from_file or gpu:
+        unused = given(ctx, "n", "quick", "no_profile", "with_kernels", "devices")
+        if unused:
+            raise UsageError(f"{'--from' if from_file else '--gpu'} measures nothing: "
+                             f"{', '.join(unused)} would have no effect")
     if devices:
-        if from_file or gpu or with_kernels:
-            raise UsageError("--devices measures this node's GPUs: it takes no --from, --gpu or --with")
+        if with_kernels:
+            raise UsageError("--devices measures this node's GPUs: it takes no --with")
         from rooflab.cli_fleet import report_devices  # noqa: PLC0415
 
-        report_devices(click.get_current_context(), devices=devices, out_dir=out_dir, quick=quick, n=n,
-                       profile=not no_profile)
+        report_devices(ctx, devices=devices, out_dir=out_dir, quick=quick, n=n, profile=not no_profile)
         return
+    report_folder.check(out_dir, source=from_file)
     t0 = time.perf_counter()
-    if from_file:
-        doc = results.load(from_file)
-        if not doc.get("device"):
-            raise UsageError(f"{from_file}: has no device section to report on")
-    else:
-        extra = []
-        for spec in with_kernels:
-            path, _, name = spec.rpartition(":")
-            t = (parse_target(path, name, block="16,16", grid=None, options=(), shared_mem=0, framework="cupy",
-                              precision="fp32") if path.endswith((".cu", ".cuh"))
-                 else parse_target(spec, None, block="16,16", grid=None, options=(), shared_mem=0,
-                                   framework="cupy", precision="fp32"))
-            extra.append(t.rung("gemm"))
-        cfg = rep.ReportConfig(out_dir=out_dir, n=n, quick=quick, profile=not no_profile, gpu=gpu, extra=extra)
-        doc: dict = {}
-        current = {"step": None}
-        columns = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                   TimeElapsedColumn(), TextColumn("[dim]{task.fields[detail]}")]
-        with Progress(*columns, console=err, transient=False, disable=not err.is_terminal) as prog:
-            task = prog.add_task("report", total=len(rep.STEPS), detail="")
-
-            def on_step(name):
-                if current["step"]:
-                    prog.advance(task)
-                current["step"] = name
-                prog.update(task, description=name, detail="")
-                if not err.is_terminal:
-                    err.print(f"[dim]… {name}[/dim]")
-
-            def say(msg):
-                prog.update(task, detail=msg)
-
-            try:
+    doc: dict = {}
+    current = {"step": None}
+    try:
+        if from_file:
+            doc.update(results.load(from_file))
+            if not doc.get("device"):
+                raise UsageError(f"{from_file}: has no device section to report on")
+        else:
+            extra = [_with_kernel(spec) for spec in with_kernels]
+            cfg = rep.ReportConfig(out_dir=out_dir, n=n, quick=quick, profile=not no_profile, gpu=gpu, extra=extra)
+            with report_progress(len(rep.STEPS), current) as (on_step, say):
                 rep.run(cfg, on_step=on_step, progress=say, doc=doc)
-                prog.update(task, completed=len(rep.STEPS))
-            except (KeyboardInterrupt, RooflabError, OSError) as exc:
-                finished = (doc.get("report") or {}).get("finished_steps", [])
-                measured = bool(finished and doc.get("device") and not doc["device"].get("spec_only"))
-                if isinstance(exc, OSError):  # the partial results could not be saved in --out
-                    fail(f"report stopped during '{current['step']}': "
-                         + results.cannot_write(exc.filename or out_dir, exc, doc if measured else None), 1)
-                partial = f"{out_dir}/{rep.PARTIAL}" if measured else None
-                what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"stopped: {exc}"
-                fail(f"report {what} during '{current['step']}'; finished: {', '.join(finished) or 'nothing'}"
-                     + (f"; results so far in {partial} (render with rooflab report --from {partial})"
-                        if partial else "") + "; no report files were written",
-                     130 if isinstance(exc, KeyboardInterrupt) else getattr(exc, "exit_code", 1))
-    if (doc.get("report") or {}).get("no_gpu"):
-        err.print(f"warning: no GPU here ({doc['report']['no_gpu']}); writing the spec-only report for "
-                  f"{doc['device']['name']} (choose another with --gpu)", markup=False, style="yellow")
-    earlier = results.read_manifest(out_dir)  # what an earlier report wrote here
-    try:
-        written = rep.write_outputs(doc, out_dir)  # results.json first, with the fallback of results.save
-    except OSError as exc:
-        raise OutputError(f"cannot write {exc.filename or out_dir} ({results.why(exc, exc.filename)}); "
-                          f"the results are in {Path(out_dir) / 'results.json'}") from None
-    removed = results.remove_stale(out_dir, earlier, written)
-    try:
-        results.write_manifest(out_dir, written)
-    except OSError as exc:
+            if (doc.get("report") or {}).get("no_gpu"):
+                err.print(f"warning: no GPU here ({doc['report']['no_gpu']}); writing the spec-only report for "
+                          f"{doc['device']['name']} (choose another with --gpu)", markup=False, style="yellow")
+                for spec in with_kernels:
+                    err.print(f"warning: --with {spec}: not run (no GPU here to run it)", markup=False,
+                              style="yellow")
+        current["step"] = "writing the report"
+        written, earlier, removed, no_manifest = report_folder.publish(doc, out_dir, rep.write_outputs)
+    except UsageError:
+        raise
+    except (KeyboardInterrupt, RooflabError, OSError) as exc:
+        _report_stopped(exc, {} if from_file else doc, out_dir, current["step"])  # --from's is in its file
+    if no_manifest:
         err.print(f"warning: could not record the files of this report in {out_dir}/{results.MANIFEST} "
-                  f"({results.why(exc)}); a later report here will not remove them", markup=False, style="yellow")
+                  f"({no_manifest}); a later report here will not remove them", markup=False, style="yellow")
     for w in warnings(doc):
         err.print(f"warning: {w}", markup=False, style="yellow")
     if "report.html" not in written:
@@ -1049,6 +1100,71 @@ def sweep(sizes, kernels, copy_sizes, no_copy, no_gemm, reps, max_launch_s, seed
     emit(doc, tables, [], fmt, None)
 
 
+def _with_kernel(spec: str):
+    """A --with FILE.cu:KERNEL or module:function, as a rung record for the ladder."""
+    path, _, name = spec.rpartition(":")
+    common = {"block": "16,16", "grid": None, "options": (), "shared_mem": 0, "framework": "cupy",
+              "precision": "fp32"}
+    t = parse_target(path, name, **common) if path.endswith((".cu", ".cuh")) else parse_target(spec, None, **common)
+    return t.rung("gemm")
+
+
+@contextlib.contextmanager
+def report_progress(total: int, current: dict):
+    """(on_step, say) for the report: a bar on a terminal, `… step` lines elsewhere."""
+    if not interactive():
+        plain = PlainProgress()
+
+        def on_plain_step(name):
+            current["step"] = name
+            plain.step(name)
+
+        yield on_plain_step, plain.say  # the last step's line is dropped: what it did is said next
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TimeElapsedColumn(), TextColumn("[dim]{task.fields[detail]}")]
+    with Progress(*columns, console=err) as prog:
+        task = prog.add_task("report", total=total, detail="")
+
+        def on_step(name):
+            if current["step"]:
+                prog.advance(task)
+            current["step"] = name
+            prog.update(task, description=name, detail="")
+
+        yield on_step, lambda msg: prog.update(task, detail=msg)
+
+
+def _report_stopped(exc: BaseException, doc: dict, out_dir: str, step: str | None) -> None:
+    """A report that a signal, an error or a failed write stopped: the folder keeps the earlier
+    report; what this run had is saved in DIR/results.partial.json; one error line, its exit code."""
+    from rooflab import report_folder, results  # noqa: PLC0415
+
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    if interrupted:
+        signals.ignore_more()
+        if getattr(exc, "report_in_place", False):  # it came while the report moved in: that finished
+            fail(f"report {signals.name(exc)} after it was written: {out_dir}/ holds the new report",
+                 signals.exit_code(exc))
+    finished = (doc.get("report") or {}).get("finished_steps", [])
+    partial = None
+    note = ""
+    if doc.get("device"):
+        try:
+            partial = report_folder.save_partial(out_dir, doc)
+        except OSError as write_exc:  # not in the folder either: anywhere it can go
+            note = "; " + results.cannot_write(Path(out_dir) / report_folder.PARTIAL, write_exc, doc)
+    what = signals.name(exc) if interrupted else f"stopped: {exc}"
+    code = signals.exit_code(exc) if interrupted else getattr(exc, "exit_code", 1)
+    if isinstance(exc, OSError):
+        what = f"stopped: cannot write {exc.filename or out_dir} ({results.why(exc, exc.filename)})"
+    fail(f"report {what} during '{step or 'start'}'; finished: {', '.join(finished) or 'nothing'}"
+         + (f"; results so far in {partial} (render with rooflab report --from {partial})" if partial else "")
+         + note + f"; the report in {out_dir}/ was not changed", code)
+
+
 def one_line(text: str) -> str:
     """Messages are shown on one line, whatever they quote."""
     return " ".join(str(text).split())
@@ -1056,9 +1172,13 @@ def one_line(text: str) -> str:
 
 def fail(message: str, code: int) -> None:
     """The one way a command ends in error: `rooflab: error: …` on stderr, one line, and the exit code."""
-    sys.stdout.flush()
-    sys.stderr.write(f"rooflab: error: {one_line(message)}\n")
-    sys.stderr.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        closed_pipe()
+    with contextlib.suppress(OSError):
+        sys.stderr.write(f"rooflab: error: {one_line(message)}\n")
+        sys.stderr.flush()
     sys.exit(code)
 
 
@@ -1137,12 +1257,21 @@ def _register_extensions() -> None:
     from rooflab.cli_fleet import register as register_fleet  # noqa: PLC0415
 
     register_fleet(cli)
+    cli.context_class = TerminalContext
+    for command in cli.commands.values():
+        command.context_class = TerminalContext
 
 
 _register_extensions()
 
 
 def main(argv: list[str] | None = None) -> None:
+    terminal_encoding()
+    with signals.handled():
+        _main(argv)
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         cli.main(args=argv, prog_name="rooflab", standalone_mode=False)
     except NoArgsIsHelp as exc:  # bare `rooflab`: its help, as `rooflab --help` prints it
@@ -1152,16 +1281,19 @@ def main(argv: list[str] | None = None) -> None:
         fail(f"{exc.format_message()} (see {_command_path(exc, argv)} --help)", exc.exit_code)
     except click.ClickException as exc:
         fail(exc.format_message(), exc.exit_code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        fail("interrupted", 130)
+    except Stopped as exc:
+        signals.ignore_more()
+        fail(str(exc), signals.exit_code(exc.interrupt))
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+        signals.ignore_more()
+        cause = exc if isinstance(exc, KeyboardInterrupt) else exc.__cause__
+        fail(signals.name(cause or KeyboardInterrupt()), signals.exit_code(cause or KeyboardInterrupt()))
+    except (ClosedPipe, BrokenPipeError):
+        closed_pipe()
     except RooflabError as exc:
         for line in getattr(exc, "log", "").strip().splitlines():  # a compiler's log, before the one error line
             err.print(line, markup=False, highlight=False)
         fail(str(exc), exc.exit_code)
-    except BrokenPipeError:  # the reader went away (| head): say so once, quietly
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        fail("standard output was closed", 1)
     except OSError as exc:
         fail(f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc), 1)
     except ModuleNotFoundError as exc:  # a dependency missing from this Python: say which, not "a bug"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from rooflab import results
 from rooflab.errors import NoGPUError, ToolError
+from rooflab.report_folder import PARTIAL
 
-PARTIAL = "results.partial.json"
 STEPS = ("device", "specs", "flops", "bandwidth", "memory", "gemm", "sweep", "profile", "roofline")
 FALLBACK_GPU = "h100-sxm"  # the spec-only report where no GPU is found
 

@@ -14,6 +14,7 @@ import math
 import os
 import platform
 import re
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -57,7 +58,7 @@ def current_umask() -> int:
     """The process umask, read once. Linux shows it in /proc/self/status; elsewhere it can only be
     read by setting it, so it is set and put back at once (and only once: the answer is cached)."""
     try:
-        m = re.search(r"^Umask:\s*([0-7]+)", Path("/proc/self/status").read_text(), re.MULTILINE)
+        m = re.search(r"^Umask:\s*([0-7]+)", Path("/proc/self/status").read_text(encoding="utf-8"), re.MULTILINE)
         if m:
             return int(m.group(1), 8)
     except OSError:
@@ -67,23 +68,61 @@ def current_umask() -> int:
     return mask
 
 
+def resolved(path: str | os.PathLike) -> Path:
+    """Where a write to `path` lands: a symlink (a chain of them, a dangling one) is followed to its
+    target, so the link itself is never replaced by a regular file."""
+    return Path(os.path.realpath(path)) if Path(path).is_symlink() else Path(path)
+
+
+def is_special(path: str | os.PathLike) -> bool:
+    """An existing path that is neither a regular file nor a folder (a device, a FIFO, a socket):
+    it is written through, never replaced, so `--out /dev/null` leaves /dev/null a device."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
 def publish(tmp: str | os.PathLike, path: str | os.PathLike) -> None:
-    """Give a finished temporary file the permissions the umask asks for (mkstemp makes it 0600),
-    then rename it into place."""
+    """Put a finished temporary file at `path`. A regular file (or none) is replaced atomically,
+    with the permissions the umask asks for (mkstemp makes it 0600); a symlink's target is
+    replaced, not the link; a device or FIFO is written through."""
+    target = resolved(path)
+    if is_special(target):
+        try:
+            _write_through(target, Path(tmp).read_bytes())
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return
+    if Path(tmp).parent.resolve() != target.parent.resolve():  # a link to another folder: rename stays within one
+        data = Path(tmp).read_bytes()
+        Path(tmp).unlink(missing_ok=True)
+        write_atomic(target, data)
+        return
     os.chmod(tmp, 0o666 & ~current_umask())
-    os.replace(tmp, path)
+    os.replace(tmp, target)
 
 
 def write_atomic(path: str | os.PathLike, text: str | bytes) -> None:
-    """Write to a temporary file beside `path`, then rename: never a half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "wb" if isinstance(text, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write to a temporary file beside `path`, then rename: never a half-written file. Text is
+    UTF-8 whatever the locale. A device or FIFO is written through; a symlink's target is written."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    target = resolved(path)
+    if is_special(target):
+        _write_through(target, data)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, mode) as fh:
-            fh.write(text)
-        publish(tmp, path)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        publish(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -161,19 +200,45 @@ def cannot_write(path: str | os.PathLike, exc: OSError, doc: dict | None) -> str
     return f"{msg}; the results were saved to {saved}"
 
 
+STDOUT = "-"  # as a file --out: standard output
+
+
 def check_writable(path: str | os.PathLike, option: str, *, folder: bool = False) -> None:
-    """Refuse, before anything runs, an output path that can never be written: one under a
-    regular file, or in a folder this user may not write. (Some, like /proc for root, only
-    fail at the write; `save` keeps the results then.)"""
+    """Refuse, before anything runs, an output path that can never be written: an empty name, one
+    under a regular file, or in a folder where no file can be made (no permission, or a folder like
+    /proc that takes no new files: a file is made there and removed again to know)."""
+    text = os.fspath(path)
+    if not text.strip():
+        raise UsageError(f"{option} '{text}': give a {'folder' if folder else 'file'} name")
+    if text == STDOUT:
+        if folder:
+            raise UsageError(f"{option} -: a report is a folder of files and cannot go to standard output")
+        return
     p = Path(path)
     blocker = _file_in_the_way(p)
     if blocker is not None:
         raise UsageError(f"{option} {path}: cannot write there ({blocker} is a file, not a folder)")
-    if folder and p.exists() and not p.is_dir():
+    target = resolved(p)
+    if folder and target.exists() and not target.is_dir():
         raise UsageError(f"{option} {path}: cannot write there (it is a file, not a folder)")
-    target = p if folder and p.is_dir() else next((a for a in p.parents if a.exists()), None)
-    if target is not None and not os.access(target, os.W_OK | os.X_OK):
-        raise UsageError(f"{option} {path}: cannot write there (no permission to write in {target})")
+    if not folder and target.is_dir():
+        raise UsageError(f"{option} {path}: cannot write there (it is a folder, not a file)")
+    if not folder and is_special(target):
+        if not os.access(target, os.W_OK):
+            raise UsageError(f"{option} {path}: cannot write there (no permission to write to it)")
+        return  # written through: nothing is made beside it
+    where = target if folder and target.is_dir() else next((a for a in target.parents if a.exists()), None)
+    if where is None:
+        return
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {path}: cannot write there (no permission to write in {where})")
+    try:
+        fd, probe = tempfile.mkstemp(dir=where, prefix=".rooflab-probe-")
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write there (no new file can be made in {where}: "
+                         f"{why(exc)})") from None
+    os.close(fd)
+    Path(probe).unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------- report folders
@@ -182,7 +247,7 @@ def check_writable(path: str | os.PathLike, option: str, *, folder: bool = False
 def read_manifest(folder: str | os.PathLike) -> list[str]:
     """The file names an earlier report wrote into `folder` (its manifest), plain names only."""
     try:
-        data = json.loads((Path(folder) / MANIFEST).read_text())
+        data = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     files = data.get("files") if isinstance(data, dict) else None
@@ -218,6 +283,20 @@ def remove_stale(folder: str | os.PathLike, earlier: list[str], now: list[str]) 
     return removed
 
 
+MAX_DEPTH = 64  # a results document is about 8 levels deep; the schema check recurses once per level
+
+
+def nesting_depth(obj) -> int:
+    """How deeply lists and objects nest in `obj`, counted without recursion."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
 def _no_constant(name: str):
     raise ValueError(f"{name} is not a JSON number (rooflab writes null for a missing value)")
 
@@ -227,7 +306,7 @@ def load(path: str | os.PathLike) -> dict:
     (schema/results.schema.json): a wrong field is one UsageError that names it."""
     p = Path(path)
     try:
-        doc = json.loads(p.read_text(), parse_constant=_no_constant)
+        doc = json.loads(p.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except FileNotFoundError:
         raise UsageError(f"{p}: no such file") from None
     except IsADirectoryError:
@@ -235,6 +314,10 @@ def load(path: str | os.PathLike) -> dict:
     except (OSError, ValueError, RecursionError) as exc:
         raise UsageError(f"{p}: not a rooflab results file ({exc.__class__.__name__}: "
                          f"{_one_line(str(exc))})") from None
+    depth = nesting_depth(doc)
+    if depth > MAX_DEPTH:
+        raise UsageError(f"{p}: not a rooflab results file (nested {depth} levels deep; "
+                         f"a results file is at most {MAX_DEPTH})")
     if not isinstance(doc, dict) or type(doc.get("schema_version")) is not int:
         raise UsageError(f"{p}: not a rooflab results file (no schema_version)")
     if doc["schema_version"] > SCHEMA_VERSION:
@@ -250,7 +333,7 @@ def load(path: str | os.PathLike) -> dict:
 def _validator():
     import jsonschema  # noqa: PLC0415  only where a file is loaded: importing rooflab does not need it
 
-    schema = json.loads(SCHEMA_FILE.read_text())
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
 
 

@@ -81,7 +81,7 @@ def ceilings_document(cfg: TraceConfig, progress: Progress) -> tuple[dict, str]:
     path = cache_path(dev)
     if path.is_file():
         try:
-            return json.loads(path.read_text()), f"cached {path}"
+            return json.loads(path.read_text(encoding="utf-8")), f"cached {path}"
         except (OSError, ValueError):
             pass
     progress("measuring this GPU's ceilings (the quick flops, bandwidth and memory sections), once per GPU")

@@ -17,13 +17,13 @@ def read_source(relpath: str) -> str:
     path = Path(relpath)
     if path.is_absolute():
         try:
-            return path.read_text()
+            return path.read_text(encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"cannot read kernel source {relpath}: {exc.strerror or exc}") from None
     ref = resources.files("rooflab").joinpath(relpath)
     if not ref.is_file():
         raise UsageError(f"kernel source {relpath} is not in the package")
-    return ref.read_text()
+    return ref.read_text(encoding="utf-8")
 
 
 def include_dir() -> str:

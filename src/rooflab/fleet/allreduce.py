@@ -31,7 +31,7 @@ def run_torch_group(cfg: collectives.AllreduceConfig, n: int, out_json: str, log
                         log=Path(log_dir) / f"torch_allreduce_rank{r}.log") for r in range(n)]
     spawn.wait_all(kids, timeout_s)
     if Path(out_json).is_file():
-        return json.loads(Path(out_json).read_text())
+        return json.loads(Path(out_json).read_text(encoding="utf-8"))
     why = "; ".join(f"rank {i}: rc {k.rc}{' (timed out)' if k.timed_out else ''}: "
                     f"{spawn.log_tail(k.log, 2)}" for i, k in enumerate(kids))
     return {"available": False, "backend": "torch.distributed", "reason": f"torch ranks failed: {why}",

@@ -85,7 +85,7 @@ def merge(gpu_docs: Sequence[tuple[dict, str | None]], node_docs: Sequence[dict]
 
 
 def read_json(path: Path) -> dict:
-    return json.loads(Path(path).read_text())
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def load_dir(root: str | Path) -> tuple[list[tuple[dict, str]], list[dict], list[str]]:

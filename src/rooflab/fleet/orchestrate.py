@@ -154,7 +154,7 @@ def _node_step(cfg: FleetConfig, host: str, gpus: list[dict], step: str, args: l
     section = None
     if out.is_file():
         try:
-            section = json.loads(out.read_text())
+            section = json.loads(out.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             rec["error"] = f"unreadable output: {exc}"
     if (section is None or child.rc != 0) and "error" not in rec:
@@ -230,7 +230,7 @@ def run_devices(cfg: FleetConfig, say: Say = _quiet) -> dict:
 
 def _read(path: Path) -> dict | None:
     try:
-        d = json.loads(path.read_text())
+        d = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return d if isinstance(d, dict) else None

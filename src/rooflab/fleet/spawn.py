@@ -107,7 +107,7 @@ def run(name: str, cmd: Sequence[str], *, log: str | os.PathLike, timeout_s: flo
 
 def log_tail(path: str | os.PathLike, lines: int = 6) -> str:
     try:
-        text = Path(path).read_text(errors="replace")
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
     return "\n".join(text.strip().splitlines()[-lines:])

@@ -128,7 +128,7 @@ def _user(cp, label: str, shape: tuple[int, int, int], spec_path: str, dev) -> N
     """A user's kernel, rebuilt from its spec: a GEMM at (M, N, K), or another op at its size."""
     import json  # noqa: PLC0415
 
-    spec = json.loads(open(spec_path).read())
+    spec = json.loads(open(spec_path, encoding="utf-8").read())
     if spec.get("op"):
         _user_op(cp, label, spec)
         return

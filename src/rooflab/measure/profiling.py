@@ -75,7 +75,7 @@ def _profile_spec(label: str, args: list[str], spec: dict,
     import json  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(spec, fh)
     try:
         return profile(label, [*args, "--spec", fh.name], metrics=metrics)
@@ -160,7 +160,7 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
             tensor_error = _add_tensor_counts(prof, label, args, spec if label in users else None)
         if raw_dir:
             Path(raw_dir).mkdir(parents=True, exist_ok=True)
-            (Path(raw_dir) / f"ncu_{label}.csv").write_text(raw)
+            (Path(raw_dir) / f"ncu_{label}.csv").write_text(raw, encoding="utf-8")
         kernels.append({**prof.to_dict(), **({"tensor_error": tensor_error} if tensor_error else {})})
     return {
         "ncu_version": ncu_version(),

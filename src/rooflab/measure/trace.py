@@ -60,7 +60,7 @@ class TorchCollector:
         self._prof.__exit__(*exc)
         path = self.path or tempfile.mkstemp(prefix="rooflab-trace.", suffix=".json")[1]
         self._prof.export_chrome_trace(path)
-        self.launches = model.launches_from_chrome_trace(Path(path).read_text())
+        self.launches = model.launches_from_chrome_trace(Path(path).read_text(encoding="utf-8"))
         if not self.path:
             Path(path).unlink(missing_ok=True)
 
@@ -84,7 +84,8 @@ def check_command(argv: Sequence[str]) -> None:
 
 def _run(cmd: list[str], *, env: dict, timeout_s: float, what: str) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout_s,
+        return subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace", env=env,
+                              timeout=timeout_s,
                               stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
@@ -100,7 +101,7 @@ def _last_line(proc: subprocess.CompletedProcess) -> str:
 
 def _step_seconds(path: str) -> float | None:
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     v = doc.get("step_s") if isinstance(doc, dict) else doc
@@ -149,7 +150,7 @@ def collect_command(argv: Sequence[str], timeout_s: float, window: str | None = 
         if proc.returncode != 0:
             raise TraceError(f"{argv[0]} exited with {proc.returncode}: {_last_line(proc)}", TRACE_PROGRAM_FAILED)
         if use_torch:
-            text = Path(trace_file).read_text() if os.path.isfile(trace_file) else "{}"
+            text = Path(trace_file).read_text(encoding="utf-8") if os.path.isfile(trace_file) else "{}"
             launches = model.launches_from_chrome_trace(text)
             if window:
                 launches = model.in_window(json.loads(text), launches, window)

@@ -27,7 +27,7 @@ def device_key(device: DeviceInfo) -> str:
 
 def _load() -> dict:
     try:
-        return json.loads(cache_path().read_text())
+        return json.loads(cache_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
 

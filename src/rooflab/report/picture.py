@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from rooflab import results
 from rooflab.errors import UsageError
 from rooflab.model.roofline import (
     X_MAX,
@@ -81,10 +82,7 @@ def save(roofline: Roofline, path: str | Path) -> Path:
     os.close(fd)
     try:
         plot(roofline, **{f"{fmt}_path": tmp})
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as an ordinary new file, not mkstemp's owner-only mode
-        os.replace(tmp, path)
+        results.publish(tmp, path)  # the umask's mode; a symlink's target written, a device or FIFO written through
     finally:
         Path(tmp).unlink(missing_ok=True)
     return path

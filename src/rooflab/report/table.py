@@ -100,8 +100,11 @@ class Table:
         return head, flat
 
     def to_dict(self) -> dict:
-        return {"title": self.title, "columns": self.columns,
-                "rows": [[_cell(v) for v in r] for r in self.rows], "notes": self.notes}
+        """For JSON: numbers as numbers (a Value's value, not its text), each column's unit beside it."""
+        units = [next((r[i].unit for r in self.rows if i < len(r) and isinstance(r[i], Value) and r[i].unit), "")
+                 for i in range(len(self.columns))]
+        return {"title": self.title, "columns": self.columns, "units": units,
+                "rows": [[_json_cell(v) for v in r] for r in self.rows], "notes": self.notes}
 
 
 def _parts(cell: Any, n: int) -> list[Any]:
@@ -121,6 +124,16 @@ def _csv_cell(v: Any) -> str:
     if isinstance(v, float):
         return "" if math.isnan(v) else repr(float(v))  # numpy floats too
     return str(v)
+
+
+def _json_cell(v: Any) -> Any:
+    if isinstance(v, Value):
+        v = v.value
+        if isinstance(v, tuple):
+            return [_json_cell(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v if v is None or isinstance(v, (bool, int, float)) else str(v)
 
 
 def _cell(v) -> str:
