@@ -183,6 +183,17 @@ def encode(spec: MapSpec, address: int, via: str | None = None) -> bytes:
         return _encode_ctypes(spec, address)
 
 
+def padded_layout(m: int, n: int, k: int, a_ok: bool, b_ok: bool) -> dict:
+    """One buffer for a launch whose operands need padding: the two maps at 0, then each padded copy
+    (A: M rows, B: K rows, pitch rounded up to 16 bytes), 256-byte aligned; an operand used as it is
+    takes no room."""
+    pa = k * ELEMENT_BYTES if a_ok else padded_pitch(k)
+    pb = n * ELEMENT_BYTES if b_ok else padded_pitch(n)
+    at_a = 1024
+    at_b = at_a + (0 if a_ok else -(-m * pa // 256) * 256)
+    return {"a_pitch": pa, "b_pitch": pb, "a_at": at_a, "b_at": at_b, "bytes": at_b + (0 if b_ok else k * pb)}
+
+
 _cache: OrderedDict = OrderedDict()
 
 
@@ -213,13 +224,10 @@ def operand_maps(a, b, m: int, n: int, k: int, label: str):
         else:
             _cache.move_to_end(key)
         return buf[:MAP_BYTES], buf[MAP_BYTES:]
-    # one buffer: the two maps, then the padded copies (each 256-byte aligned)
-    pa, pb = (k * ELEMENT_BYTES if a_ok else padded_pitch(k)), (n * ELEMENT_BYTES if b_ok else padded_pitch(n))
-    at_a = 1024
-    at_b = at_a + (0 if a_ok else -(-m * pa // 256) * 256)
-    size = at_b + (0 if b_ok else k * pb)
+    lay = padded_layout(m, n, k, a_ok, b_ok)
+    pa, pb, at_a, at_b = lay["a_pitch"], lay["b_pitch"], lay["a_at"], lay["b_at"]
     with cuda_call(label, "padded operand copy for TMA"):
-        buf = cp.empty(size, dtype=cp.uint8)
+        buf = cp.empty(lay["bytes"], dtype=cp.uint8)
         addr_a, addr_b = a.data.ptr, b.data.ptr
         if not a_ok:
             buf[at_a:at_a + m * pa].view(cp.uint16).reshape(m, pa // ELEMENT_BYTES)[:, :k] = a
