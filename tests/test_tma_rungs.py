@@ -462,7 +462,7 @@ def test_the_kernels_load_by_tma_and_multiply_by_wgmma(ptx, rung):
         specialised = "setmaxnreg" in body
         assert specialised == (rung is WGMMA_BF16_TMA_WS), v.kernel
         if specialised:
-            assert "setmaxnreg.dec.sync.aligned.u32 40" in body and "setmaxnreg.inc.sync.aligned.u32 232" in body
+            assert "setmaxnreg.dec.sync.aligned.u32 40" in body and "setmaxnreg.inc.sync.aligned.u32 216" in body
 
 
 @needs_nvcc
@@ -475,6 +475,16 @@ def test_ptxas_keeps_setmaxnreg_and_spills_nothing(tmp_path):
     assert r.returncode == 0, log
     assert "C7508" not in log and "warning" not in log.lower(), log
     assert len(re.findall(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", log)) == 3, log
+    regs = dict(re.findall(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", log, flags=re.S))
+    inst = _instances()
+    for name, (threads, body, args) in inst.items():
+        if body != "body_ws":
+            continue
+        consumers, _stages, producer_regs, consumer_regs = args
+        at_launch = int(regs[name])
+        # setmaxnreg.inc waits for registers the block's pool must hold, and may not shrink a warp
+        assert 128 * (producer_regs + consumers * consumer_regs) <= threads * at_launch, (name, at_launch)
+        assert producer_regs <= at_launch <= consumer_regs, (name, at_launch)
 
 
 # -- the ring protocol, replayed under random schedules --------------------------------------------

@@ -188,8 +188,12 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
 }
 
 // one producer warpgroup (warpgroup 0) + CONSUMERS consumer warpgroups; registers move from the
-// producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS): 128 * (PRODUCER_REGS + CONSUMERS *
-// CONSUMER_REGS) must fit the SM's 64 K registers
+// producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS). setmaxnreg.inc blocks until the block's
+// pool (registers at launch x threads) has the registers, so 128 * (PRODUCER_REGS + CONSUMERS *
+// CONSUMER_REGS) must fit it, or the consumers wait forever. ptxas gives a kernel that uses setmaxnreg
+// the launch bound's maximum (168 at 384 threads: room for 232); 216 still fits at 158 registers a
+// thread, should another compiler allocate fewer, and leaves the consumers ~50 above their 128
+// accumulators. CONSUMER_REGS must not be below the launch count (168).
 template <int CONSUMERS, int STAGES, int PRODUCER_REGS, int CONSUMER_REGS>
 __device__ __forceinline__ void body_ws(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
@@ -260,6 +264,6 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 mm_wgmma_bf16_tma_ws(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_gemm::body_ws<2, 4, 40, 232>(tmA, tmB, C, M, N, K);  // MM_TMA_SMEM(2, 4) = 197632 bytes
+    tma_gemm::body_ws<2, 4, 40, 216>(tmA, tmB, C, M, N, K);  // MM_TMA_SMEM(2, 4) = 197632 bytes
 #endif
 }
