@@ -3,6 +3,7 @@ shapes (TMA's zero fill plus the padded copy where a row pitch is not 16 bytes),
 N = 8190, every variant, both tensor-map encoders. Elsewhere they are skipped, saying why."""
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -50,8 +51,8 @@ def test_correct_at_awkward_shapes(hopper, shape):
         assert det and det[0]["passed"], (rec["kernel"], det)
 
 
-def test_timed_size_check_catches_what_the_check_size_cannot(hopper):
-    """At 2048 the timed-size check against the GPU float64 product runs beside the 256 one."""
+def test_checked_at_the_timed_size(hopper):
+    """At 2048 the normwise check against the GPU float64 product runs beside the one at 256."""
     recs = _run(hopper, 2048, 2048, 2048)
     _assert_passed(recs)
     for rec in recs:
@@ -105,3 +106,38 @@ def test_skipped_with_a_reason_off_hopper(device):
         reason = skip_reason(rungs.get(name), GemmConfig(), other)
         if tuple(other.cc) != (9, 0):
             assert "sm_90a" in reason
+
+
+_PLANTED = """
+import dataclasses, json, sys
+from rooflab import rungs
+from rooflab.cuda.device import detect
+from rooflab.measure.gemm import GemmConfig, _Inputs, run_rung
+rung = rungs.get(sys.argv[1])
+rung = dataclasses.replace(rung, options=(*rung.options, "-DPLANT_SHORT_TX", "-DMBAR_TIMEOUT_NS=200000000ull"))
+inp = _Inputs(GemmConfig(m=256, n=256, k=256, reps=1, check_n=128), seed=3)
+rec = run_rung(rung, inp, detect())
+print(json.dumps({"passed": rec["passed"], "error": rec["error"], "timing": rec["timing"]}), flush=True)
+import os
+os._exit(0)  # no teardown in a context the trap left unusable
+"""
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_stage_that_never_lands_fails_the_rung_instead_of_hanging(hopper, name):
+    """A barrier waiting for bytes that never come traps after the timeout: the rung is recorded with
+    an error and no time, the process does not hang. In a process of its own (the trap leaves the
+    CUDA context unusable)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _PLANTED, name], capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rec = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert not rec["passed"] and rec["error"] and rec["timing"] is None, rec
+    assert name in rec["error"], rec["error"]

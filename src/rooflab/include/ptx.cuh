@@ -98,6 +98,39 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const void* tmap, int 
         "l"(tmap), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
 }
+__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return done != 0;
+}
+// mbar_wait that gives up: a phase that never completes (a copy that never lands: a bad tensor map)
+// traps after MBAR_TIMEOUT_NS of GPU time, so the launch fails with an error instead of hanging the
+// process. Legitimate waits are a few k-tiles long, microseconds (milliseconds under a sanitizer).
+#ifndef MBAR_TIMEOUT_NS
+#define MBAR_TIMEOUT_NS 20000000000ull
+#endif
+__device__ __forceinline__ unsigned long long global_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ void mbar_wait_or_trap(unsigned bar, unsigned parity)
+{
+    if (mbar_try_wait(bar, parity)) return;
+    const unsigned long long t0 = global_ns();
+    while (!mbar_try_wait(bar, parity))
+        if (global_ns() - t0 > MBAR_TIMEOUT_NS) __trap();
+}
 // the mbarrier inits must be visible to the async proxy (TMA's complete_tx) before the first copy
 __device__ __forceinline__ void mbar_init_fence()
 {

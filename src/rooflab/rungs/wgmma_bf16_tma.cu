@@ -27,6 +27,9 @@
 //   warpgroup gives registers back with setmaxnreg.dec); warpgroups 1.. consume with
 //   setmaxnreg.inc. The producer runs up to STAGES tiles ahead, waiting only on empty slots.
 //
+// Every barrier wait gives up after MBAR_TIMEOUT_NS (ptx.cuh) and traps: a stage whose bytes never
+// arrive fails the launch (the harness records the error) instead of hanging the process.
+//
 // Shapes: any M, N, K >= 1; TMA needs 16-byte row pitches and a 16-byte-aligned base, which
 // the host side provides (a padded copy where K or N is not a multiple of 8). C stores are
 // predicated per element. Grid (cdiv(M, BM) * cdiv(N, 256), 1, 1), grouped rasterisation;
@@ -77,7 +80,11 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, co
                                             unsigned full, int kt)
 {
     const int k0 = kt * TMA_BK;
+#ifdef PLANT_SHORT_TX  // a planted bug for the GPU tests: the barrier waits for 16 bytes that never come
+    mbar_arrive_expect_tx(full, (t.a_boxes + t.b_panels) * TMA_BOX_BYTES + 16);
+#else
     mbar_arrive_expect_tx(full, (t.a_boxes + t.b_panels) * TMA_BOX_BYTES);
+#endif
     for (int w = 0; w < t.a_boxes; w++) tma_load_2d(slot + w * TMA_BOX_BYTES, tmA, k0, t.bm + 64 * w, full);
     const unsigned sb = slot + BM * 128;
     for (int p = 0; p < t.b_panels; p++) tma_load_2d(sb + p * TMA_BOX_BYTES, tmB, t.bn + 64 * p, k0, full);
@@ -168,7 +175,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     for (int i = 0; i < 128; i++) acc[i] = 0.0f;
     for (int kt = 0; kt < t.KT; kt++) {
         const int s = kt % STAGES;
-        mbar_wait(ring.full(s), (kt / STAGES) & 1);
+        mbar_wait_or_trap(ring.full(s), (kt / STAGES) & 1);
         mma_stage<BM>(acc, ring.base + s * STAGE_BYTES, wg);
         wgmma_wait<1>();  // tile kt - 1's products are done: its slot may be refilled
         fence_acc(acc);
@@ -176,7 +183,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             const int ps = (kt - 1) % STAGES, nk = kt - 1 + STAGES;
             mbar_arrive(ring.empty(ps));
             if (tid == 0 && nk < t.KT) {
-                mbar_wait(ring.empty(ps), ((kt - 1) / STAGES) & 1);
+                mbar_wait_or_trap(ring.empty(ps), ((kt - 1) / STAGES) & 1);
                 issue_stage<BM>(tmA, tmB, t, ring.base + ps * STAGE_BYTES, ring.full(ps), nk);
             }
             __syncwarp();  // warp 0 reconverges before the next .aligned wgmma
@@ -212,11 +219,11 @@ __device__ __forceinline__ void body_ws(const void* tmA, const void* tmB, float*
             tensormap_acquire(tmB);
             for (int kt = 0; kt < t.KT; kt++) {
                 const int s = kt % STAGES;
-                if (kt >= STAGES) mbar_wait(ring.empty(s), (kt / STAGES - 1) & 1);
+                if (kt >= STAGES) mbar_wait_or_trap(ring.empty(s), (kt / STAGES - 1) & 1);
                 issue_stage<BM>(tmA, tmB, t, ring.base + s * STAGE_BYTES, ring.full(s), kt);
             }
             // leave no copy in flight behind this thread: the last STAGES tiles have landed
-            for (int kt = max(0, t.KT - STAGES); kt < t.KT; kt++) mbar_wait(ring.full(kt % STAGES), (kt / STAGES) & 1);
+            for (int kt = max(0, t.KT - STAGES); kt < t.KT; kt++) mbar_wait_or_trap(ring.full(kt % STAGES), (kt / STAGES) & 1);
         }
     } else {
         setmaxnreg_inc<CONSUMER_REGS>();
@@ -226,7 +233,7 @@ __device__ __forceinline__ void body_ws(const void* tmA, const void* tmB, float*
         for (int i = 0; i < 128; i++) acc[i] = 0.0f;
         for (int kt = 0; kt < t.KT; kt++) {
             const int s = kt % STAGES;
-            mbar_wait(ring.full(s), (kt / STAGES) & 1);
+            mbar_wait_or_trap(ring.full(s), (kt / STAGES) & 1);
             mma_stage<BM>(acc, ring.base + s * STAGE_BYTES, cw);
             wgmma_wait<1>();
             fence_acc(acc);
