@@ -651,3 +651,80 @@ def test_the_planted_hang_compiles(tmp_path):
                         "-DPLANT_SHORT_TX", "-DMBAR_TIMEOUT_NS=200000000ull", "-o", str(tmp_path / "k.cubin"),
                         str(SRC)], capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+# -- the data path, replayed in numpy through the wgmma descriptors --------------------------------
+
+def _emulator():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("emulate_tensor", ROOT / "scripts" / "dev" / "emulate_tensor.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _tma_box(mem16, dst, src16, rows, cols, c0, c1):
+    """cp.async.bulk.tensor.2d with CU_TENSOR_MAP_SWIZZLE_128B: box {64, 64} at (c0 inner, c1 row) of a
+    rows x cols tensor lands as box row r at dst + 128 r, its 16-byte chunk c at c ^ (r & 7); elements
+    out of bounds are zeros. dst is 1024-byte aligned, so the swizzle of the byte offset is that of
+    the address."""
+    assert dst % 1024 == 0
+    for r in range(64):
+        for e in range(64):
+            y, x = c1 + r, c0 + e
+            v = src16[y * cols + x] if y < rows and x < cols else 0
+            byte = r * 128 + e * 2
+            mem16[(dst + (byte ^ (((byte >> 7) & 7) << 4))) // 2] = v
+
+
+def _replay_kernel(em, A16, B16, M, N, K, wgs, stages=4):
+    """One block after another as wgmma_bf16_tma.cu computes it: Tile (grouped rasterisation, boxes
+    inside A and B), issue_stage's placement, mma_stage's descriptors, store_c's predicate. Slots
+    start as BF16 NaN (0x7FC1), so a skipped box that fed a stored element would show."""
+    BM, BN, BK = 64 * wgs, 256, 64
+    stage_bytes = (wgs + 4) * rec.BOX_BYTES
+    C = np.full(M * N, np.nan)
+    grid_m, grid_n = -(-M // BM), -(-N // BN)
+    ring = 1024
+    for pid in range(grid_m * grid_n):
+        pm, pn = em.raster(pid, grid_m, grid_n, group_m=16)
+        bm, bn = pm * BM, pn * BN
+        a_boxes, b_panels = min(wgs, -(-(M - bm) // 64)), min(4, -(-(N - bn) // 64))
+        mem16 = np.full((ring + stages * stage_bytes) // 2, 0x7FC1, dtype=np.uint16)
+        acc = np.zeros((wgs, 64, 256))
+        for kt in range(-(-K // BK)):
+            slot, k0 = ring + (kt % stages) * stage_bytes, kt * BK
+            for w in range(a_boxes):
+                _tma_box(mem16, slot + w * rec.BOX_BYTES, A16, M, K, k0, bm + 64 * w)
+            for p in range(b_panels):
+                _tma_box(mem16, slot + BM * 128 + p * rec.BOX_BYTES, B16, K, N, bn + 64 * p, k0)
+            for cw in range(wgs):
+                a0, b0 = slot + cw * 64 * 128, slot + BM * 128
+                for kk in range(BK // 16):
+                    at = em.read_kmajor_sw128(mem16, em.make_desc(a0 + kk * 32, 16, 1024))
+                    bt = em.read_mnmajor_sw128(mem16, em.make_desc(b0 + kk * 2048, rec.BOX_BYTES, 1024))
+                    acc[cw] += at @ bt
+        for cw in range(wgs):
+            rows = np.arange(64)[:, None] + bm + cw * 64
+            cols = np.arange(256)[None, :] + bn
+            keep = (rows < M) & (cols < N)
+            C[(rows * N + cols)[keep]] = acc[cw][keep]
+    return C
+
+
+@pytest.mark.parametrize("wgs", [2, 3])
+@pytest.mark.parametrize("shape", [(45, 33, 70), (200, 264, 136), (130, 300, 65)])
+def test_the_tma_data_path_computes_the_product(shape, wgs):
+    """TMA's 128-byte-swizzled boxes, placed as issue_stage places them and read through mma_stage's
+    descriptors with CUTLASS's canonical layouts (scripts/dev/emulate_tensor.py), give A @ B at odd
+    shapes: zero fill at the edges, boxes past M or N skipped, every element of C written once."""
+    em = _emulator()
+    m, n, k = shape
+    rng = np.random.default_rng(m * n + k)
+    a, b = rng.uniform(-1, 1, (m, k)).astype(np.float32), rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    a16, b16 = em.f32_to_bf16_bits(a).ravel(), em.f32_to_bf16_bits(b).ravel()
+    ref = em.bf16_value(a16).reshape(m, k) @ em.bf16_value(b16).reshape(k, n)
+    got = _replay_kernel(em, a16, b16, m, n, k, wgs).reshape(m, n)
+    assert not np.isnan(got).any()
+    assert np.allclose(got, ref, rtol=1e-12, atol=1e-12)
