@@ -154,7 +154,8 @@ def _sass_by_function(cubin: Path) -> dict[str, str]:
 
 @needs_nvcc
 @pytest.mark.skipif(CUOBJDUMP is None, reason="cuobjdump (the CUDA toolkit) is not on PATH")
-@pytest.mark.parametrize("name", ["rungs/wgmma_bf16.cu", "rungs/wgmma_tf32.cu", "rungs/mma_tf32.cu"])
+@pytest.mark.parametrize("name", ["rungs/wgmma_bf16.cu", "rungs/wgmma_bf16_tma.cu", "rungs/wgmma_tf32.cu",
+                                  "rungs/mma_tf32.cu"])
 def test_tensor_rungs_issue_tensor_core_instructions(compiled, name):
     """The sm_90a build of every wgmma GEMM kernel holds warpgroup MMAs (HGMMA in SASS), and the
     mma.sync rungs hold HMMA: a kernel whose MMAs were compiled out (a wrong feature macro, an empty

@@ -10,6 +10,9 @@ pad zero-filled), so the kernel needs no K predicate. The scratch arrays come fr
 inside each launch: a launch on another stream (the concurrent replicas) gets its own, and
 the pool reuses a block only on the stream that freed it, after that stream's work.
 The rung's time includes the pre-pass: it is part of the GEMM.
+
+Scheme "tma" (rooflab.cuda.tma) runs no stage kernels: the kernel gets tensor maps of A and B in
+place of the operands, and K as it is.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from rooflab.cuda import tma
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.gpu import cupy
 
 STAGE_K = 32  # one 128-byte row of FP32: a k-tile of the wgmma kernels
 SCHEMES = {"tf32": 1, "3xtf32": 2}  # parts per operand: TF32-rounded, or big + small
+TMA = "tma"  # tensor maps of the operands, no pre-pass
 
 
 def staged_k(k: int) -> int:
@@ -32,8 +37,10 @@ def staged_k(k: int) -> int:
 def stager(source: str, options: tuple[str, ...], scheme: str, m: int, n: int, k: int,
            label: str) -> tuple[Callable, int]:
     """stage(a, b) -> (a', b') for one problem shape, and the K the kernel is called with."""
+    if scheme == TMA:
+        return tma.stager(m, n, k, label)
     if scheme not in SCHEMES:
-        raise ValueError(f"unknown staging {scheme!r}; known: {', '.join(SCHEMES)}")
+        raise ValueError(f"unknown staging {scheme!r}; known: {', '.join((*SCHEMES, TMA))}")
     cp = cupy()
     parts, kp = SCHEMES[scheme], staged_k(k)
     ka = get_kernel(source, f"stage_a_{scheme}", options=options, label=f"{label} (stage A)")

@@ -1,5 +1,5 @@
 // Inline-PTX wrappers shared by the tensor-core kernels (rungs/mma_*.cu, rungs/wgmma_*.cu,
-// ceilings/tensor_peak.cu): cp.async, ldmatrix, wgmma fences, descriptors and MMAs, mbarriers. rooflab.cuda.compile puts this folder on NVRTC's include path for the
+// ceilings/tensor_peak.cu): cp.async, ldmatrix, wgmma fences, descriptors and MMAs, mbarriers, TMA. rooflab.cuda.compile puts this folder on NVRTC's include path for the
 // package's kernels; each group compiles only where its instructions exist.
 #pragma once
 
@@ -76,6 +76,76 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
         "r"(parity)
         : "memory");
 }
+// TMA (cp.async.bulk.tensor) and the mbarrier transaction count that tracks it. The tensor map
+// lives in global memory, written by the host before the launch: one acquire fence per issuing
+// thread makes those generic-proxy bytes visible to the tensor-map proxy that TMA reads through.
+__device__ __forceinline__ void tensormap_acquire(const void* tmap)
+{
+    asm volatile("fence.proxy.tensormap::generic.acquire.sys [%0], 128;\n" ::"l"(tmap) : "memory");
+}
+// arm a barrier's phase: this thread's arrival, plus `bytes` of transactions the copies will complete
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+// one 2-D box (coordinates: c0 along the contiguous dimension, c1 along rows) into shared memory;
+// out-of-bounds elements arrive as zeros and still count toward the barrier's transaction bytes
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const void* tmap, int c0, int c1, unsigned bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+            dst),
+        "l"(tmap), "r"(c0), "r"(c1), "r"(bar)
+        : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    return done != 0;
+}
+// mbar_wait that gives up: false when the phase has not completed after MBAR_TIMEOUT_NS of GPU time (a
+// copy that never lands, an expect_tx that overcounts). The caller then stops issuing and stores
+// nothing, so a broken ring leaves C unwritten (the harness FAILS it) within seconds, where a plain
+// spin would hang the process, and a trap would leave the CUDA context unusable for what runs after.
+// Legitimate waits last a few k-tiles: microseconds, milliseconds under a sanitizer.
+#ifndef MBAR_TIMEOUT_NS
+#define MBAR_TIMEOUT_NS 2000000000ull
+#endif
+__device__ __forceinline__ unsigned long long global_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ bool mbar_wait_bounded(unsigned bar, unsigned parity)
+{
+    if (mbar_try_wait(bar, parity)) return true;
+    const unsigned long long t0 = global_ns();
+    while (!mbar_try_wait(bar, parity))
+        if (global_ns() - t0 > MBAR_TIMEOUT_NS) return false;
+    return true;
+}
+// the mbarrier inits must be visible to the async proxy (TMA's complete_tx) before the first copy
+__device__ __forceinline__ void mbar_init_fence()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// registers move between warpgroups: every thread of the warpgroup executes the same one
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N)); }
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N)); }
+
 // wgmma matrix descriptor: start address, leading / stride byte offsets (all >> 4), base offset 0
 // (1024-byte-aligned tiles), layout type 1 = 128-byte swizzle
 __device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo)

@@ -152,7 +152,8 @@ class Rung:
     # rung is skipped, saying which
     needs: tuple[str, ...] = ()
     options: tuple[str, ...] = ()
-    # operands staged by a pre-pass before each launch (rooflab.cuda.staging): "tf32" or "3xtf32";
+    # operands staged before each launch (rooflab.cuda.staging): "tma" hands the kernel tensor maps of
+    # A and B in their place (rooflab.cuda.tma); "tf32" or "3xtf32" run a pre-pass:
     # the source then holds stage_a_<scheme> / stage_bt_<scheme>, and the kernel reads K-major
     # rounded (or big/small split) copies of A and B^T with K padded; timed with the kernel
     staging: str | None = None

@@ -1,0 +1,249 @@
+"""TMA tensor maps for the BF16 wgmma rungs that load through the tensor memory accelerator
+(rungs/wgmma_bf16_tma.cu).
+
+Those kernels take (tmA, tmB, C, M, N, K): tmA and tmB point at 128-byte CUtensorMap objects in
+device memory, encoded here with cuTensorMapEncodeTiled (cuda-python's driver bindings where they
+import, else ctypes over libcuda: the same C call). As the harness's staging hook (scheme "tma",
+rooflab.cuda.staging) each launch swaps the operands for their maps:
+    A (M x K, BF16 bits)  dims {K, M}, row pitch K * 2 bytes, box {64, 64}
+    B (K x N, BF16 bits)  dims {N, K}, row pitch N * 2 bytes, box {64, 64}
+128-byte swizzle (a box's inner 64 elements are one 128-byte row), zero fill out of bounds.
+
+TMA reads rows whose pitch is a multiple of 16 bytes from a 16-byte-aligned base. An operand that
+misses this (K or N not a multiple of 8, a misaligned view) is copied into a buffer with the pitch
+padded to 16 bytes, inside the launch (so the copy is timed with the GEMM); the map still names
+the true dimensions, so the pad is never read. Maps of operands used as they are, which are
+the same bytes whatever array later sits at those addresses, are cached per (device, pointers,
+shape); maps of padded copies are encoded per launch and live in the same buffer as the copies,
+so the views handed to the kernel keep all of it alive through the launch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from rooflab.cuda.gpu import cuda_call, cupy
+from rooflab.errors import KernelError
+
+# cuda.h enums (CUtensorMapDataType, ...Interleave, ...Swizzle, ...L2promotion, ...FloatOOBfill)
+DATA_TYPE_BFLOAT16 = 9
+INTERLEAVE_NONE = 0
+SWIZZLE_128B = 3
+L2_PROMOTION_256B = 3
+OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds elements read as zeros
+
+ELEMENT_BYTES = 2
+BOX = 64  # elements a side: 64 BF16 = 128 bytes, one row of the 128-byte swizzle
+MAP_BYTES = 128
+PITCH_ALIGN = 16  # bytes: row pitch and base address
+CACHE_ENTRIES = 32
+
+
+@dataclass(frozen=True)
+class MapSpec:
+    """One row-major operand as TMA sees it: `rows` x `cols` elements, rows `pitch` bytes apart."""
+
+    rows: int
+    cols: int
+    pitch: int
+
+    @property
+    def dims(self) -> tuple[int, int]:
+        return (self.cols, self.rows)  # innermost first
+
+    @property
+    def strides(self) -> tuple[int]:
+        return (self.pitch,)  # bytes, of every dimension but the innermost
+
+    @property
+    def box(self) -> tuple[int, int]:
+        return (BOX, BOX)
+
+    def problems(self, address: int) -> list[str]:
+        """What cuTensorMapEncodeTiled would refuse (its documented rules), as sentences."""
+        out = []
+        if address % PITCH_ALIGN:
+            out.append(f"base address {address:#x} is not {PITCH_ALIGN}-byte aligned")
+        if self.pitch % PITCH_ALIGN or self.pitch >= 2**40:
+            out.append(f"row pitch {self.pitch} bytes is not a multiple of {PITCH_ALIGN} below 2^40")
+        if self.pitch < self.cols * ELEMENT_BYTES:
+            out.append(f"row pitch {self.pitch} bytes is shorter than a row ({self.cols} elements)")
+        if not all(1 <= d <= 2**32 for d in self.dims):
+            out.append(f"dimensions {self.dims} outside 1..2^32")
+        if BOX * ELEMENT_BYTES > 128:
+            out.append("the 128-byte swizzle needs an inner box of at most 128 bytes")
+        return out
+
+
+def padded_pitch(cols: int) -> int:
+    """The smallest row pitch TMA accepts for a row of `cols` BF16 elements."""
+    return -(-cols * ELEMENT_BYTES // PITCH_ALIGN) * PITCH_ALIGN
+
+
+def operand_specs(m: int, n: int, k: int, a_pitch: int | None = None,
+                  b_pitch: int | None = None) -> tuple[MapSpec, MapSpec]:
+    """The maps of A (M x K) and B (K x N): row pitch as stored (default: packed rows)."""
+    return (MapSpec(rows=m, cols=k, pitch=a_pitch or k * ELEMENT_BYTES),
+            MapSpec(rows=k, cols=n, pitch=b_pitch or n * ELEMENT_BYTES))
+
+
+def usable_as_is(x, cols: int) -> bool:
+    """A C-contiguous operand whose rows TMA can read where they are."""
+    return bool(x.flags.c_contiguous) and x.data.ptr % PITCH_ALIGN == 0 and (cols * ELEMENT_BYTES) % PITCH_ALIGN == 0
+
+
+def encode_args(spec: MapSpec) -> dict:
+    """Everything cuTensorMapEncodeTiled is called with, but the address (what the tests check)."""
+    return {"data_type": DATA_TYPE_BFLOAT16, "rank": 2, "dims": spec.dims, "strides": spec.strides,
+            "box": spec.box, "element_strides": (1, 1), "interleave": INTERLEAVE_NONE, "swizzle": SWIZZLE_128B,
+            "l2_promotion": L2_PROMOTION_256B, "oob_fill": OOB_FILL_ZERO}
+
+
+def _encode_bindings(spec: MapSpec, address: int) -> bytes:
+    from cuda.bindings import driver  # noqa: PLC0415
+
+    a = encode_args(spec)
+    u64, u32 = driver.cuuint64_t, driver.cuuint32_t
+    err, tmap = driver.cuTensorMapEncodeTiled(
+        driver.CUtensorMapDataType(a["data_type"]), a["rank"], address,
+        [u64(d) for d in a["dims"]], [u64(s) for s in a["strides"]], [u32(b) for b in a["box"]],
+        [u32(e) for e in a["element_strides"]], driver.CUtensorMapInterleave(a["interleave"]),
+        driver.CUtensorMapSwizzle(a["swizzle"]), driver.CUtensorMapL2promotion(a["l2_promotion"]),
+        driver.CUtensorMapFloatOOBfill(a["oob_fill"]))
+    if int(err) != 0:
+        raise _encode_error(int(err), spec)
+    return ctypes.string_at(tmap.getPtr(), MAP_BYTES)
+
+
+_libcuda = None
+
+
+def _encode_ctypes(spec: MapSpec, address: int) -> bytes:
+    global _libcuda
+    if _libcuda is None:
+        lib = ctypes.CDLL("libcuda.so.1")
+        fn = lib.cuTensorMapEncodeTiled
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
+                       ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+                       ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32),
+                       ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        _libcuda = lib
+    a = encode_args(spec)
+    buf = (ctypes.c_ubyte * (MAP_BYTES + 64))()  # the map must be 64-byte aligned
+    at = (ctypes.addressof(buf) + 63) & ~63
+    err = _libcuda.cuTensorMapEncodeTiled(
+        ctypes.c_void_p(at), a["data_type"], a["rank"], ctypes.c_void_p(address),
+        (ctypes.c_uint64 * 2)(*a["dims"]), (ctypes.c_uint64 * 1)(*a["strides"]),
+        (ctypes.c_uint32 * 2)(*a["box"]), (ctypes.c_uint32 * 2)(*a["element_strides"]),
+        a["interleave"], a["swizzle"], a["l2_promotion"], a["oob_fill"])
+    if err != 0:
+        raise _encode_error(err, spec)
+    return ctypes.string_at(at, MAP_BYTES)
+
+
+def _encode_error(code: int, spec: MapSpec) -> KernelError:
+    return KernelError("tensor map", "cuTensorMapEncodeTiled",
+                       f"CUresult {code} for {spec.rows} x {spec.cols} BF16, pitch {spec.pitch} bytes")
+
+
+ENCODERS: dict[str, Callable[[MapSpec, int], bytes]] = {"cuda.bindings": _encode_bindings, "ctypes": _encode_ctypes}
+
+
+@functools.cache
+def encoder_name() -> str:
+    """The encoder `encode` uses by default: cuda-python's bindings where they import, else ctypes."""
+    try:
+        from cuda.bindings import driver  # noqa: F401, PLC0415
+    except Exception:  # noqa: BLE001 (not installed, or a CUDA library that fails to load)
+        return "ctypes"
+    return "cuda.bindings"
+
+
+def encode(spec: MapSpec, address: int, via: str | None = None) -> bytes:
+    """The 128 bytes of the map of `spec` at device `address`."""
+    bad = spec.problems(address)
+    if bad:  # the kernel must never be given a map the driver would refuse or TMA misread
+        raise KernelError("tensor map", "cuTensorMapEncodeTiled", "; ".join(bad))
+    if via is not None:
+        return ENCODERS[via](spec, address)
+    name = encoder_name()
+    try:
+        return ENCODERS[name](spec, address)
+    except (TypeError, AttributeError):
+        if name == "ctypes":
+            raise
+        # a cuda-python whose Python signature differs from the one written here: the C call is the same
+        return _encode_ctypes(spec, address)
+
+
+def padded_layout(m: int, n: int, k: int, a_ok: bool, b_ok: bool) -> dict:
+    """One buffer for a launch whose operands need padding: the two maps at 0, then each padded copy
+    (A: M rows, B: K rows, pitch rounded up to 16 bytes), 256-byte aligned; an operand used as it is
+    takes no room."""
+    pa = k * ELEMENT_BYTES if a_ok else padded_pitch(k)
+    pb = n * ELEMENT_BYTES if b_ok else padded_pitch(n)
+    at_a = 1024
+    at_b = at_a + (0 if a_ok else -(-m * pa // 256) * 256)
+    return {"a_pitch": pa, "b_pitch": pb, "a_at": at_a, "b_at": at_b, "bytes": at_b + (0 if b_ok else k * pb)}
+
+
+_cache: OrderedDict = OrderedDict()
+
+
+def _upload(cp, dst, maps: bytes) -> None:
+    """Copy the maps into device memory on the current stream, ordered before the launch that reads
+    them (a pageable source is staged before the call returns, so `host` may go)."""
+    host = np.frombuffer(maps, dtype=np.uint8).copy()
+    dst.data.copy_from_host_async(host.ctypes.data_as(ctypes.c_void_p), host.nbytes,
+                                  stream=cp.cuda.get_current_stream())
+
+
+def operand_maps(a, b, m: int, n: int, k: int, label: str):
+    """(map of A, map of B) as device arrays of 128 bytes, for a launch on the current stream."""
+    cp = cupy()
+    a_ok, b_ok = usable_as_is(a, k), usable_as_is(b, n)
+    if a_ok and b_ok:
+        key = (cp.cuda.Device().id, a.data.ptr, b.data.ptr, m, n, k)
+        buf = _cache.get(key)
+        if buf is None:
+            sa, sb = operand_specs(m, n, k)
+            buf = cp.empty(2 * MAP_BYTES, dtype=cp.uint8)
+            with cuda_call(label, "tensor map upload"):
+                _upload(cp, buf, encode(sa, a.data.ptr) + encode(sb, b.data.ptr))
+                cp.cuda.get_current_stream().synchronize()  # complete before any stream reads it
+            _cache[key] = buf
+            while len(_cache) > CACHE_ENTRIES:
+                _cache.popitem(last=False)
+        else:
+            _cache.move_to_end(key)
+        return buf[:MAP_BYTES], buf[MAP_BYTES:]
+    lay = padded_layout(m, n, k, a_ok, b_ok)
+    pa, pb, at_a, at_b = lay["a_pitch"], lay["b_pitch"], lay["a_at"], lay["b_at"]
+    with cuda_call(label, "padded operand copy for TMA"):
+        buf = cp.empty(lay["bytes"], dtype=cp.uint8)
+        addr_a, addr_b = a.data.ptr, b.data.ptr
+        if not a_ok:
+            buf[at_a:at_a + m * pa].view(cp.uint16).reshape(m, pa // ELEMENT_BYTES)[:, :k] = a
+            addr_a = buf.data.ptr + at_a
+        if not b_ok:
+            buf[at_b:at_b + k * pb].view(cp.uint16).reshape(k, pb // ELEMENT_BYTES)[:, :n] = b
+            addr_b = buf.data.ptr + at_b
+        sa, sb = operand_specs(m, n, k, pa, pb)
+        _upload(cp, buf[:2 * MAP_BYTES], encode(sa, addr_a) + encode(sb, addr_b))
+    return buf[:MAP_BYTES], buf[MAP_BYTES:2 * MAP_BYTES]
+
+
+def stager(m: int, n: int, k: int, label: str):
+    """stage(a, b) -> (map of A, map of B) for one shape, and the K the kernel is called with."""
+
+    def stage(a, b):
+        return operand_maps(a, b, m, n, k, label)
+
+    return stage, k

@@ -1,0 +1,282 @@
+// Tensor-core rungs, Hopper: BF16 GEMM on wgmma.mma_async fed by TMA (sm_90a only), FP32
+// accumulate and output. C (FP32, M x N row-major) = A * B, A M x K and B K x N row-major BF16.
+//
+// The kernels take tensor maps, not A and B: tmA and tmB point at 128-byte CUtensorMap objects
+// in device memory, built on the host by rooflab.cuda.tma (cuTensorMapEncodeTiled):
+//   A: dims {K, M}, row pitch in bytes, box {64, 64}: 64 k (128 B) x 64 rows
+//   B: dims {N, K}, row pitch in bytes, box {64, 64}: 64 n (128 B) x 64 k-rows
+// both with CU_TENSOR_MAP_SWIZZLE_128B and zero fill out of bounds. A box lands as 64 rows of
+// 128 B with 16-byte chunk c of row r at position c ^ (r & 7) (the destination 1024-byte
+// aligned): exactly the K-major A tile and the 64-column B panels that wgmma_bf16.cu builds with
+// cp.async, read by the same descriptors (A: SBO 1024; B: LBO 8192 between panels, SBO 1024,
+// transposed). So only the data path changes: one thread issues a whole stage (WGS boxes of A,
+// 4 panels of B) and one mbarrier counts its bytes; no thread computes an address per chunk.
+//
+// Ring protocol (both kernels): slot s has a "full" barrier (count 1: the issuing thread's
+// arrive.expect_tx, completed when the stage's bytes have landed) and an "empty" barrier
+// (count: every consumer thread, arriving once its warpgroup's wgmma reading the slot have
+// completed, wgmma.wait_group 1 one k-tile later). Tile kt uses slot kt % STAGES, the
+// (kt / STAGES)-th use of it: full waits parity (kt / STAGES) & 1, and a refill of the slot
+// with tile kt waits on empty with parity (kt / STAGES - 1) & 1. Boxes wholly past M or N are
+// not issued (and not counted): they would only feed rows or columns of C that are never
+// stored. The K tail is zero-filled by TMA, so the last k-tile's products add nothing.
+//
+// mm_wgmma_bf16_tma*: every warpgroup consumes (warpgroup w: rows 64w..64w+63 of the tile);
+//   thread 0 also produces, refilling the slot of tile kt - 1 once everyone released it.
+// mm_wgmma_bf16_tma_ws*: warp-specialised. Warpgroup 0 produces (one thread issues TMA, the
+//   warpgroup gives registers back with setmaxnreg.dec); warpgroups 1.. consume with
+//   setmaxnreg.inc. The producer runs up to STAGES tiles ahead, waiting only on empty slots.
+//
+// Every barrier wait gives up after MBAR_TIMEOUT_NS (ptx.cuh): a thread that timed out waits for
+// nothing more, issues no more copies and stores nothing, so a stage whose bytes never arrive
+// leaves C NaN-poisoned (the harness FAILS the rung) instead of hanging the process.
+//
+// Shapes: any M, N, K >= 1; TMA needs 16-byte row pitches and a 16-byte-aligned base, which
+// the host side provides (a padded copy where K or N is not a multiple of 8). C stores are
+// predicated per element. Grid (cdiv(M, BM) * cdiv(N, 256), 1, 1), grouped rasterisation;
+// dynamic shared memory MM_TMA_SMEM(wgs, stages) bytes. Compile with -arch=sm_90a; for any
+// other target the bodies are empty and the rungs must not be launched.
+
+#include "ptx.cuh"
+
+#define TMA_BN 256
+#define TMA_BK 64
+#define TMA_BOX_BYTES (64 * 128)  // one 64 x 64 BF16 box: 8192 bytes
+#ifndef GROUP_M
+#define GROUP_M 16
+#endif
+// WGS 64-row A boxes + 4 B panels per stage; + 1024: the ring is aligned up inside the kernel
+#define MM_TMA_SMEM(wgs, stages) ((stages) * ((wgs) + 4) * TMA_BOX_BYTES + 1024)
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace tma_gemm {
+
+__device__ __forceinline__ void fence_acc(float (&d)[128])
+{
+#pragma unroll
+    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// the block's tile (grouped rasterisation of the 1-D grid) and what of it lies inside A and B
+template <int BM>
+struct Tile {
+    int bm, bn, KT, a_boxes, b_panels;
+    __device__ __forceinline__ Tile(int M, int N, int K)
+    {
+        const int grid_m = (M + BM - 1) / BM, grid_n = (N + TMA_BN - 1) / TMA_BN;
+        const int pid = blockIdx.x, in_group = GROUP_M * grid_n;
+        const int first_m = (pid / in_group) * GROUP_M;
+        const int group_rows = min(grid_m - first_m, GROUP_M);
+        bm = (first_m + (pid % in_group) % group_rows) * BM;
+        bn = ((pid % in_group) / group_rows) * TMA_BN;
+        KT = (K + TMA_BK - 1) / TMA_BK;
+        a_boxes = min(BM / 64, (M - bm + 63) / 64);
+        b_panels = min(TMA_BN / 64, (N - bn + 63) / 64);
+    }
+};
+
+// one stage: arm the slot's full barrier with the bytes to come, then issue the boxes
+template <int BM>
+__device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, const Tile<BM>& t, unsigned slot,
+                                            unsigned full, int kt)
+{
+    const int k0 = kt * TMA_BK;
+#ifdef PLANT_SHORT_TX  // a planted bug for the GPU tests: the barrier waits for 16 bytes that never come
+    mbar_arrive_expect_tx(full, (t.a_boxes + t.b_panels) * TMA_BOX_BYTES + 16);
+#else
+    mbar_arrive_expect_tx(full, (t.a_boxes + t.b_panels) * TMA_BOX_BYTES);
+#endif
+    for (int w = 0; w < t.a_boxes; w++) tma_load_2d(slot + w * TMA_BOX_BYTES, tmA, k0, t.bm + 64 * w, full);
+    const unsigned sb = slot + BM * 128;
+    for (int p = 0; p < t.b_panels; p++) tma_load_2d(sb + p * TMA_BOX_BYTES, tmB, t.bn + 64 * p, k0, full);
+}
+
+// a consumer warpgroup's 4 wgmma on one slot (its 64 rows of A against the 256 columns of B)
+template <int BM>
+__device__ __forceinline__ void mma_stage(float (&acc)[128], unsigned slot, int cw)
+{
+    const unsigned a0 = slot + cw * 64 * 128, b0 = slot + BM * 128;
+    fence_acc(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < TMA_BK / 16; kk++)
+        wgmma_m64n256k16_bf16(acc, make_desc(a0 + kk * 32, 16, 1024), make_desc(b0 + kk * 2048, TMA_BOX_BYTES, 1024), 1);
+    wgmma_commit();
+}
+
+// accumulator layout of m64nNk16: acc[4j + 2h + e] is row 16 * warp + lane / 4 + 8h, column
+// 8j + 2 * (lane % 4) + e of the warpgroup's 64 x 256; stores predicated per element
+__device__ __forceinline__ void store_c(const float (&acc)[128], float* C, int M, int N, int row0, int bn)
+{
+    const int lane = threadIdx.x % 32, warp_in_wg = (threadIdx.x % 128) / 32;
+    const bool pair = (N % 2 == 0) && ((reinterpret_cast<size_t>(C) & 7) == 0);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int r = row0 + warp_in_wg * 16 + lane / 4 + 8 * h;
+        if (r >= M) continue;
+#pragma unroll
+        for (int j = 0; j < 32; j++) {
+            const int c = bn + 8 * j + 2 * (lane % 4);
+            float* p = C + (size_t)r * N + c;
+            if (pair && c < N) {  // N even and c even: c + 1 < N too
+                *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            } else {
+                if (c < N) p[0] = acc[4 * j + 2 * h];
+                if (c + 1 < N) p[1] = acc[4 * j + 2 * h + 1];
+            }
+        }
+    }
+}
+
+// the ring (1024-byte aligned) and its barriers: full[s] at bars + 8s, empty[s] at bars + 8 (STAGES + s)
+template <int STAGES>
+struct Ring {
+    unsigned base, bars;
+    __device__ __forceinline__ unsigned full(int s) const { return bars + 8 * s; }
+    __device__ __forceinline__ unsigned empty(int s) const { return bars + 8 * (STAGES + s); }
+};
+
+template <int STAGES>
+__device__ __forceinline__ Ring<STAGES> make_ring(unsigned char* smem, unsigned long long* bars, unsigned consumers)
+{
+    const Ring<STAGES> r{(smem_u32(smem) + 1023u) & ~1023u, smem_u32(bars)};
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(r.full(s), 1);
+            mbar_init(r.empty(s), consumers);
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+    return r;
+}
+
+// WGS warpgroups, all consumers; thread 0 issues the loads in line
+template <int WGS, int STAGES>
+__device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+    constexpr int BM = 64 * WGS, STAGE_BYTES = (WGS + 4) * TMA_BOX_BYTES;
+    extern __shared__ __align__(1024) unsigned char tma_smem[];
+    __shared__ __align__(8) unsigned long long bars[2 * STAGES];
+    const Ring<STAGES> ring = make_ring<STAGES>(tma_smem, bars, 128 * WGS);
+    const Tile<BM> t(M, N, K);
+    const int tid = threadIdx.x, wg = tid / 128;
+
+    if (tid == 0) {
+        tensormap_acquire(tmA);
+        tensormap_acquire(tmB);
+        for (int s = 0; s < STAGES && s < t.KT; s++)
+            issue_stage<BM>(tmA, tmB, t, ring.base + s * STAGE_BYTES, ring.full(s), s);
+    }
+    __syncwarp();
+
+    bool ok = true;  // false once a wait timed out
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+    for (int kt = 0; kt < t.KT; kt++) {
+        const int s = kt % STAGES;
+        ok = ok && mbar_wait_bounded(ring.full(s), (kt / STAGES) & 1);
+        mma_stage<BM>(acc, ring.base + s * STAGE_BYTES, wg);
+        wgmma_wait<1>();  // tile kt - 1's products are done: its slot may be refilled
+        fence_acc(acc);
+        if (kt >= 1) {
+            const int ps = (kt - 1) % STAGES, nk = kt - 1 + STAGES;
+            mbar_arrive(ring.empty(ps));
+            if (tid == 0 && nk < t.KT) {
+                ok = ok && mbar_wait_bounded(ring.empty(ps), ((kt - 1) / STAGES) & 1);
+                if (ok) issue_stage<BM>(tmA, tmB, t, ring.base + ps * STAGE_BYTES, ring.full(ps), nk);
+            }
+            __syncwarp();  // warp 0 reconverges before the next .aligned wgmma
+        }
+    }
+    wgmma_wait<0>();
+    fence_acc(acc);
+    if (ok) store_c(acc, C, M, N, t.bm + wg * 64, t.bn);
+}
+
+// one producer warpgroup (warpgroup 0) + CONSUMERS consumer warpgroups; registers move from the
+// producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS). setmaxnreg.inc blocks until the block's
+// pool (registers at launch x threads) has the registers, so 128 * (PRODUCER_REGS + CONSUMERS *
+// CONSUMER_REGS) must fit it, or the consumers wait forever. ptxas gives a kernel that uses setmaxnreg
+// the launch bound's maximum (168 at 384 threads: room for 232); 216 still fits at 158 registers a
+// thread, should another compiler allocate fewer, and leaves the consumers ~50 above their 128
+// accumulators. CONSUMER_REGS must not be below the launch count (168).
+template <int CONSUMERS, int STAGES, int PRODUCER_REGS, int CONSUMER_REGS>
+__device__ __forceinline__ void body_ws(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+    static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "register file overcommitted");
+    constexpr int BM = 64 * CONSUMERS, STAGE_BYTES = (CONSUMERS + 4) * TMA_BOX_BYTES;
+    extern __shared__ __align__(1024) unsigned char tma_smem[];
+    __shared__ __align__(8) unsigned long long bars[2 * STAGES];
+    const Ring<STAGES> ring = make_ring<STAGES>(tma_smem, bars, 128 * CONSUMERS);
+    const Tile<BM> t(M, N, K);
+    const int tid = threadIdx.x, wg = tid / 128;
+
+    if (wg == 0) {
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (tid == 0) {
+            tensormap_acquire(tmA);
+            tensormap_acquire(tmB);
+            int issued = 0;
+            for (; issued < t.KT; issued++) {
+                const int s = issued % STAGES;
+                if (issued >= STAGES && !mbar_wait_bounded(ring.empty(s), (issued / STAGES - 1) & 1)) break;
+                issue_stage<BM>(tmA, tmB, t, ring.base + s * STAGE_BYTES, ring.full(s), issued);
+            }
+            // leave no copy in flight behind this thread: the last stages issued have landed
+            bool ok = true;
+            for (int kt = max(0, issued - STAGES); kt < issued; kt++)
+                ok = ok && mbar_wait_bounded(ring.full(kt % STAGES), (kt / STAGES) & 1);
+        }
+    } else {
+        setmaxnreg_inc<CONSUMER_REGS>();
+        const int cw = wg - 1;
+        float acc[128];
+#pragma unroll
+        for (int i = 0; i < 128; i++) acc[i] = 0.0f;
+        bool ok = true;  // false once a wait timed out
+        for (int kt = 0; kt < t.KT; kt++) {
+            const int s = kt % STAGES;
+            ok = ok && mbar_wait_bounded(ring.full(s), (kt / STAGES) & 1);
+            mma_stage<BM>(acc, ring.base + s * STAGE_BYTES, cw);
+            wgmma_wait<1>();
+            fence_acc(acc);
+            if (kt >= 1) mbar_arrive(ring.empty((kt - 1) % STAGES));
+        }
+        wgmma_wait<0>();
+        fence_acc(acc);
+        if (ok) store_c(acc, C, M, N, t.bm + cw * 64, t.bn);
+    }
+}
+
+}  // namespace tma_gemm
+#endif
+
+// TMA ring, every warpgroup a consumer: 2 warpgroups (128 x 256) or 3 (192 x 256)
+extern "C" __global__ void __launch_bounds__(256, 1)
+mm_wgmma_bf16_tma(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_gemm::body<2, 4>(tmA, tmB, C, M, N, K);  // MM_TMA_SMEM(2, 4) = 197632 bytes
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_wg3(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_gemm::body<3, 4>(tmA, tmB, C, M, N, K);  // MM_TMA_SMEM(3, 4) = 230400 bytes
+#endif
+}
+
+// warp-specialised: a producer warpgroup + 2 consumers (128 x 256). Three consumers (512 threads)
+// do not fit: 128 registers a thread at launch, and a 64 x 256 wgmma alone needs 154 (ptxas C7602)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_ws(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_gemm::body_ws<2, 4, 40, 216>(tmA, tmB, C, M, N, K);  // MM_TMA_SMEM(2, 4) = 197632 bytes
+#endif
+}
