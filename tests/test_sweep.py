@@ -31,8 +31,9 @@ SPEED = {"naive": (1.0, 256), "coalesced": (5.4, 512), "tiled16": (8.1, 512), "t
          "regtile": (28, 1024), "vec": (34, 1024), "warptile": (39, 1024), "pipelined": (46, 1024),
          "cublas": (51, 768), "mma_tf32": (155, 2048), "mma_3xtf32": (62, 1536), "wgmma_3xtf32": (68, 2048),
          "wgmma_tf32": (80, 2048), "cublas_tf32": (404, 2048), "mma_bf16": (289, 2048),
-         "wgmma_bf16": (578, 3072), "cublas_bf16": (768, 2048)}
-PRECISION = {k: ("fp32" if k in list(SPEED)[:9] else k.split("_")[-1]) for k in SPEED}
+         "wgmma_bf16": (578, 3072), "wgmma_bf16_tma": (650, 3072), "wgmma_bf16_tma_ws": (720, 3072),
+         "cublas_bf16": (768, 2048)}
+PRECISION = {k: ("fp32" if k in list(SPEED)[:9] else "bf16" if "bf16" in k else k.split("_")[-1]) for k in SPEED}
 
 
 class FakeGemm:
@@ -219,7 +220,7 @@ def test_tables_from_the_document_alone():
     assert naive[-1] == "—" and float(naive[1]) > 0
     assert any("naive: not run from N=8192" in n for n in pivot.notes)
     assert long.key == "sweep" and long.to_csv().splitlines()[0].startswith("kernel,N,status,reps")
-    assert len(long.rows) == 17 * 7
+    assert len(long.rows) == len(sweep.default_kernels()) * 7  # every default rung at each of 7 sizes
     assert cp.key == "sweep_copy" and len(cp.rows) == len(sweep.parse_sizes("256K..4G", high=2**40))
     assert sweep_tables({"device": {}}) == []
 
@@ -233,7 +234,7 @@ def test_picture_from_the_document_alone_has_no_collisions(tmp_path):
     named = [t.get_text() for t in gemm_ax.get_legend().get_texts()]  # the roofs are named in the legend
     assert "FP32 peak 66.9 TFLOP/s" in named and "BF16 tensor peak 989 TFLOP/s" in named
     measured = [ln for ln in gemm_ax.get_lines() if ln.get_marker() not in ("None", None, "")]
-    assert len(measured) == 17 and all(ln.get_linestyle() == "-" for ln in measured)
+    assert len(measured) == len(sweep.default_kernels()) and all(ln.get_linestyle() == "-" for ln in measured)
     roofs = [ln for ln in gemm_ax.get_lines() if ln.get_marker() in ("None", None, "")]
     assert roofs and all(ln.get_linestyle() == "--" for ln in roofs)
     assert any("fill the L2" in t.get_text() for t in copy_ax.texts)

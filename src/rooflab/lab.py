@@ -180,6 +180,15 @@ def gemm_then_profile(gemm: Section, *, n: int, size: int, extra: list | None = 
     return run_gemm, run_profile
 
 
+MEASUREMENTS: dict[str, Callable[[ReportConfig], Section]] = {}  # sections beyond the built-in ones
+
+
+def register_measurement(name: str, factory: Callable[[ReportConfig], Section]) -> None:
+    """`rooflab report` also measures this section: factory(cfg) -> (device, progress) -> doc[name].
+    Its rendering is a rooflab.report.section.Section of the same name."""
+    MEASUREMENTS[name] = factory
+
+
 def report_sections(cfg: ReportConfig) -> dict[str, Section]:
     """What `rooflab report` measures, with the quick settings applied."""
     n = min(cfg.n, 2048) if cfg.quick else cfg.n
@@ -204,6 +213,8 @@ def report_sections(cfg: ReportConfig) -> dict[str, Section]:
                 return {"tool_error": str(exc)}  # no ncu here: the report says why, and goes on
 
         sections["profile"] = profile_or_skip
+    for name, factory in MEASUREMENTS.items():  # registered sections, after the built-in ones
+        sections[name] = factory(cfg)
     return sections
 
 
@@ -274,8 +285,6 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
     report.html where Plotly is installed. Returns the names."""
     from rooflab.report import document as render_report  # noqa: PLC0415
     from rooflab.report.picture import plot  # noqa: PLC0415
-    from rooflab.report.sweep import has_picture, plot_sweep  # noqa: PLC0415
-
     out = Path(out_dir)
     results.save_document(out / "results.json", doc)  # first: whatever fails after it, the results are kept
     written = ["results.json"]
@@ -286,12 +295,9 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
         from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
 
         pictures.append(("roofline-levels.png", lambda path: plot_levels(doc, path)))
-    if has_picture(doc):  # speed against problem size
-        pictures.append(("sweep.png", lambda path: plot_sweep(doc, path)))
-    if doc.get("trace"):  # a traced program's kernels
-        from rooflab.report.trace import plot as plot_trace  # noqa: PLC0415
+    from rooflab.report import section  # noqa: PLC0415  (after document: its sections are registered)
 
-        pictures.append(("trace.png", lambda path: plot_trace(doc, path)))
+    pictures += [(d.file, lambda path, d=d: d.draw(doc, path)) for d in section.drawings(doc)]
     for name, draw in pictures:
         write_picture(out, name, draw)
         written.append(name)

@@ -329,12 +329,26 @@ def load(path: str | os.PathLike) -> dict:
     return doc
 
 
+SECTION_SCHEMAS: dict[str, dict] = {}  # sections registered beyond the schema file's (rooflab.report.section)
+
+
+def schema() -> dict:
+    """The results schema: the file's, with each registered section's part under its name."""
+    s = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    for name, part in SECTION_SCHEMAS.items():
+        s["properties"][name] = part
+    return s
+
+
 @functools.cache
-def _validator():
+def _validator_for(sections: str):
     import jsonschema  # noqa: PLC0415  only where a file is loaded: importing rooflab does not need it
 
-    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(schema())
+
+
+def _validator():
+    return _validator_for(json.dumps(SECTION_SCHEMAS, sort_keys=True))  # anew when a section registers
 
 
 def schema_problem(doc: dict) -> str | None:

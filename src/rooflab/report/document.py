@@ -29,11 +29,10 @@ from rooflab.report.specs import (
     specs_table,
     tensor_table,
 )
-from rooflab.report.sweep import has_picture as has_sweep_picture
-from rooflab.report.sweep import sweep_tables
+from rooflab.report import section
+from rooflab.report import sweep as _sweep  # noqa: F401 (registers its section)
+from rooflab.report import trace as _trace  # noqa: F401 (registers its section)
 from rooflab.report.table import Table
-from rooflab.report.trace import paragraphs as trace_paragraphs
-from rooflab.report.trace import ranked_table as trace_table
 from rooflab.report.blocks import Block, Bullets, Heading, Paragraphs, Picture, Text, TableBlock, to_markdown
 from rooflab.report.summary import (
     check_summary_table,
@@ -65,6 +64,21 @@ DELIVERABLES = [
     ("P8", "Nsight Compute", "DRAM% × SM% table, verdicts, measured AI"),
     ("P9", "Summary (picture), Roofline", "picture; each kernel's HBM placement: roofline.csv, report.html"),
 ]
+
+
+def section_blocks(doc: dict, sec: section.Section, by_key: dict[str, Table]) -> list[Block]:
+    """A registered section's part of the report: its heading, pictures, tables (the brief ones in
+    report.md, every one whole in report.html), paragraphs and notes."""
+    out: list[Block] = [Heading(2, sec.heading)]
+    out += [Picture(d.file, d.alt, sec.name) for d in sec.pictures if d.when(doc)]
+    for t in sec.tables(doc):
+        t = by_key.get(t.key, t)
+        out.append(TableBlock(t) if sec.brief is None or t.key in sec.brief else TableBlock(None, full=t))
+    paras = sec.paragraphs(doc)
+    if paras:
+        out.append(Paragraphs(paras))
+    out += [Text(n) for n in sec.notes(doc)]
+    return out
 
 
 def roofline_for(doc: dict) -> Roofline:
@@ -106,10 +120,7 @@ def all_tables(doc: dict, rl: Roofline) -> list[Table]:
         summary = check_summary_table(doc)
         if summary:
             tables.append(summary)
-    if doc.get("sweep"):
-        tables += sweep_tables(doc)
-    if doc.get("trace"):
-        tables.append(trace_table(doc))
+    tables += section.tables(doc)  # the registered sections (a size sweep, a traced program, ...)
     if doc.get("profile"):
         tables.append(profile_table(doc))
     sweep = sweep_by_block(doc)
@@ -227,14 +238,8 @@ def blocks(doc: dict, tables: list[Table], rl: Roofline | None = None) -> list[B
                 explained.append(f"**{rec['title']}** ({rec.get('stage', '')}): {explain}")
         out += [Bullets(explained, where="html"), Heading(3, "Checks", where="html"),
                 TableBlock(check_summary_table(doc), full=by_key["checks"])]
-    if doc.get("sweep"):
-        out += [Heading(2, "Speed against problem size"),
-                *([Picture("sweep.png", "speed against size", "sweep")] if has_sweep_picture(doc) else []),
-                *[TableBlock(by_key[k]) for k in ("sweep_tflops", "sweep_copy") if k in by_key],
-                Text("Every rung at every size, with its reps and worst error: sweep.csv.")]
-    if doc.get("trace"):
-        out += [Heading(2, "A program's kernels on this GPU's roofline"), TableBlock(by_key["trace"]),
-                Paragraphs(trace_paragraphs(doc)), Picture("trace.png", "the program's kernels", "trace")]
+    for sec in section.present(doc):
+        out += section_blocks(doc, sec, by_key)
     if doc.get("profile"):
         out += [Heading(2, "Nsight Compute (P8)"),
                 Text(f"`{doc['profile']['command']}` — {doc['profile']['ncu_version']}. Every kernel's DRAM bytes, "

@@ -12,6 +12,7 @@ from rooflab.model.metrics import peak_for
 from rooflab.report.labels import Layout, along_roof, best_legend
 from rooflab.report.styles import MEASURED, THEORETICAL, style_handles
 from rooflab.report.table import Table, fmt, missing
+from rooflab.report.section import Drawing, Section, register
 
 KERNEL_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
                   "#7f7f7f", "#bcbd22", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd",
@@ -260,3 +261,10 @@ def _copy_panel(fig, ax, c: dict) -> None:
         lay.place(t, cands, pad=1.0)
     handles += style_handles(measured=True, theoretical=bool(peak or l2))
     best_legend(ax, lay, handles, locs=("lower right", "lower center", "center right", "upper left", "lower left"))
+
+
+SECTION = register(Section(
+    name="sweep", heading="Speed against problem size", tables=sweep_tables,
+    pictures=(Drawing("sweep.png", "speed against size", plot_sweep, when=has_picture),),
+    brief=("sweep_tflops", "sweep_copy"),
+    notes=lambda doc: ["Every rung at every size, with its reps and worst error: sweep.csv."], order=10))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rooflab.model.trace import base_name
 from rooflab.report.table import Table, fmt, missing
+from rooflab.report.section import Drawing, Section, register
 
 FAMILY_COLOURS = {"tensor": "#d62728", "compute": "#1f77b4", "memory": "#2ca02c", "unplaced": "#7f7f7f"}
 
@@ -144,3 +145,8 @@ def plot(doc: dict, path: str | Path) -> None:
         ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(path)
+
+
+SECTION = register(Section(
+    name="trace", heading="A program's kernels on this GPU's roofline", tables=lambda doc: [ranked_table(doc)],
+    paragraphs=paragraphs, pictures=(Drawing("trace.png", "the program's kernels", plot),), order=20))
