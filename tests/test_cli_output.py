@@ -1,4 +1,4 @@
-"""What the command line writes, and what happens when it cannot (issue 7, items 4, 8 and 9).
+"""What the command line writes, and what happens when it cannot.
 
 - A write that fails (a folder that cannot be created, a path under a regular file,
   /proc) is one line `rooflab: error: cannot write …`, never a traceback, and the

@@ -1,4 +1,4 @@
-"""Property-based acceptance test of the command line (issue 7).
+"""Property-based acceptance test of the command line.
 
 Hypothesis drives the real click group with generated argument lists (commands
 and options taken from the group itself, values from mixed generators: valid,

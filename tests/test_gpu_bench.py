@@ -1,4 +1,4 @@
-"""A user's kernel through `rooflab bench` and rooflab.bench() on a real GPU (issue 8)."""
+"""A user's kernel through `rooflab bench` and rooflab.bench() on a real GPU."""
 
 import os
 import subprocess

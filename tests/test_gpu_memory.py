@@ -1,4 +1,4 @@
-"""The memory-hierarchy ceilings (issue 11) on a real GPU, at small settings: every configuration
+"""The memory-hierarchy ceilings on a real GPU, at small settings: every configuration
 verified, the L2 cliff, the bank-conflict penalty, the FP64 and FP16 chains, and a section that the
 renderers (and the constructed CPU fixture's schema) agree with."""
 

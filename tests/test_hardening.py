@@ -1,4 +1,4 @@
-"""Outputs that never destroy anything, signals, locales, formats and the terminal (issue 17, items 1-9).
+"""Outputs that never destroy anything, signals, locales, formats and the terminal.
 
 Special files are made in temporary folders only (a FIFO, symlinks), never at /dev. Signals are
 sent to a subprocess running the CLI with one step made slow (tests/slow_rooflab.py).

@@ -1,4 +1,4 @@
-"""The memory harness's host code (issue 11) run end to end against a fake CuPy: NumPy arrays, the
+"""The memory harness's host code run end to end against a fake CuPy: NumPy arrays, the
 kernels executed as Python transcriptions of their loops, CUDA events on a virtual clock. This
 catches what a GPU run would otherwise find first: argument lists, dtypes, shapes, the checks, the
 section's layout, and that the renderers accept what run() writes. The real kernels are exercised

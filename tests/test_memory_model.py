@@ -1,4 +1,4 @@
-"""The memory hierarchy (issue 11) without a GPU: ncu's L1/L2 byte counts, the three intensities,
+"""The memory hierarchy without a GPU: ncu's L1/L2 byte counts, the three intensities,
 the binding level per kernel, the tables, paragraphs and picture, spec-only mode, and the pure
 helpers of the harness (footprints, emulations) against brute-force versions of the kernels' loops.
 

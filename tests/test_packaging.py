@@ -1,4 +1,4 @@
-"""What `pip install` brings (issue 7, item 14): the CUDA extras carry CuPy's CUDA toolkit
+"""What `pip install` brings: the CUDA extras carry CuPy's CUDA toolkit
 wheels (CuPy compiles kernels with NVRTC, which a driver-only machine lacks), the test
 extra carries what the tests import, and the README says how to run the GPU tests."""
 

@@ -1,6 +1,6 @@
 """Everything about a rung derives from its record: ratios, paragraphs, help, the compile check.
 
-Any subset of rungs, in any order, renders (issue 7, item 1); a rung added to the ladder in a
+Any subset of rungs, in any order, renders; a rung added to the ladder in a
 test (a record plus a .cu in a temporary folder) shows up everywhere with no other edit.
 """
 
@@ -135,7 +135,7 @@ def test_a_compile_error_shows_the_compilers_lines_then_one_error(monkeypatch, c
 
 
 def test_paragraphs_quote_nsight_computes_warp_state(recorded):
-    """Issue 9: a transition names its cause with the profile's stall reasons, issue slots, occupancy."""
+    """a transition names its cause with the profile's stall reasons, issue slots, occupancy."""
     from rooflab.model import ncu
 
     d = subset(recorded, ["tiled32", "regtile"])

@@ -1,5 +1,5 @@
 """The results document's JSON Schema (src/rooflab/schema/results.schema.json), and
-results.load validating against it (issue 7, item 4).
+results.load validating against it.
 
 Strict where the renderers depend on a field (number types, the keys that
 rendering reads), permissive elsewhere: unknown sections and new fields in known

@@ -1,4 +1,4 @@
-"""The Triton rungs (issue 10): records without triton or torch, the skip where they are missing,
+"""The Triton rungs: records without triton or torch, the skip where they are missing,
 the launcher's configuration argument, and the kernels themselves under Triton's interpreter.
 
 The interpreter tests need triton and torch (CPU tensors are enough) and skip where either is

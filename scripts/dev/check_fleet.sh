@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12 on a 2-GPU machine, in one call (~3-4 minutes): the fleet report three ways
+# Many GPUs on a 2-GPU machine, in one call (~3-4 minutes): the fleet report three ways
 # (one process with --devices all, torchrun, mpirun), the fleet GPU tests, and a
 # comparison of the three merged documents; a short table last.
 # Usage, from the repo root:  scripts/dev/check_fleet.sh      (results in $OUT, default /tmp/rooflab-fleet)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU smoke check for the memory hierarchy (issue 11): runs the memory section with its defaults
+"""GPU smoke check for the memory hierarchy: runs the memory section with its defaults
 and prints one line per figure, then the acceptance checks. Under 40 s on an H200.
 
     PYTHONPATH=src python3 scripts/dev/check_memory.py [--json memory.json] [--rounds 3] [--reps 10] [-v]

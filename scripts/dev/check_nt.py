@@ -1,4 +1,4 @@
-"""GPU check of the staged TF32 / 3xTF32 wgmma rungs (issue 10), one process, through the harness's
+"""GPU check of the staged TF32 / 3xTF32 wgmma rungs, one process, through the harness's
 own launch path (rooflab.measure.gemm.prepare: pre-pass + main kernel, as `rooflab gemm` runs them).
 
 Usage (repo root): PYTHONPATH=src python3 scripts/dev/check_nt.py [--small] [--only a,b] [--sizes 4096,8192]

@@ -1,4 +1,4 @@
-"""Write the CONSTRUCTED (not recorded) test fixtures for the memory hierarchy (issue 11).
+"""Write the CONSTRUCTED (not recorded) test fixtures for the memory hierarchy.
 
 No ncu and no GPU were available when these were made, so they are built, not measured:
 - tests/data/ncu_<label>_levels_constructed.csv: `ncu --csv --page raw` files in the exact format of

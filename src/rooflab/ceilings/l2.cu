@@ -1,4 +1,4 @@
-// L2 bandwidth (issue 11): stream float4 reads over a footprint that fits in the L2,
+// L2 bandwidth: stream float4 reads over a footprint that fits in the L2,
 // many times within one launch, with loads that bypass the L1 (ld.global.cg), so every
 // byte counted crossed the L2 -> SM path. Swept past the L2 size the same kernel shows
 // the cliff down to HBM.

@@ -1,4 +1,4 @@
-"""The memory hierarchy's ceilings (issue 11): L2 bandwidth swept past the L2 size, shared-memory
+"""The memory hierarchy's ceilings: L2 bandwidth swept past the L2 size, shared-memory
 bandwidth with and without bank conflicts, and the FP64 and FP16 CUDA-core peaks.
 
 Every configuration is checked before it is timed, on the very launch that is then timed:

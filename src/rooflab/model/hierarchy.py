@@ -1,4 +1,4 @@
-"""The hierarchical roofline (issue 11), pure: one memory slope per level of the hierarchy
+"""The hierarchical roofline, pure: one memory slope per level of the hierarchy
 (L1/shared, L2, HBM), and each profiled kernel placed once per level.
 
 A kernel that moves ``bytes_l`` through level ``l`` at bandwidth ``BW_l`` and does ``F`` FP32
@@ -425,7 +425,7 @@ def hierarchy(doc: dict) -> Hierarchy | None:
     """The hierarchical roofline of a results document, or None without a device FP32 peak.
 
     Kernels are the profiled ones whose profile has the L1 and L2 byte counts (profiles recorded
-    before issue 11 have only DRAM bytes and are left out); with no profile the roofs alone."""
+    from before the per-level metrics have only DRAM bytes and are left out); with no profile the roofs alone."""
     dev = doc.get("device") or {}
     peak = dev.get("fp32_peak_flops")
     if not peak:

@@ -22,12 +22,12 @@ FADD = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
 FMUL = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
 FFMA = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
 DURATION = "gpu__time_duration.sum"
-# bytes through each level of the hierarchy (issue 11): the L1TEX tag stage (global and local
+# bytes through each level of the hierarchy: the L1TEX tag stage (global and local
 # traffic; shared-memory accesses do not pass it) and the L2 slices; DRAM is read + write above
 L1_BYTES = "l1tex__t_bytes.sum"
 L2_BYTES = "lts__t_bytes.sum"
 LEVEL_METRICS = (L1_BYTES, L2_BYTES)
-# why a kernel is where it is (issue 9's paragraphs): the WarpStateStats stall reasons (warps stalled
+# why a kernel is where it is (the transition paragraphs): the WarpStateStats stall reasons (warps stalled
 # per issued instruction), issue-slot use, achieved occupancy, registers, shared-memory bank conflicts
 STALLS = {reason: f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
           for reason in ("barrier", "long_scoreboard", "short_scoreboard", "mio_throttle", "math_pipe_throttle",

@@ -1,4 +1,4 @@
-"""The hierarchical roofline picture (issue 11): one slope per memory level (L1/shared, L2, HBM),
+"""The hierarchical roofline picture: one slope per memory level (L1/shared, L2, HBM),
 the FP32 roof (and the measured FP64/FP16 roofs, dashed), and each profiled kernel placed once per
 level: same achieved FLOP/s, one x per level (its AI there), one marker shape per level, the three
 joined by a thin line. Matplotlib's Figure and Agg canvas, no pyplot. Reads a results document
