@@ -134,7 +134,8 @@ def test_bad_input_rejected_before_device_detection(args, mention, monkeypatch, 
     def reached(*_a, **_k):
         raise AssertionError("device detection reached with bad input")
 
-    monkeypatch.setattr(cli_mod, "detect_device", reached)
+    for mod in (cli_mod.output, cli_mod.measuring, cli_mod.spec):  # every command module that detects
+        monkeypatch.setattr(mod, "detect_device", reached)
     monkeypatch.setattr(rooflab.cuda.device, "detect", reached)
     monkeypatch.setattr(rooflab.cuda.gpu, "cupy", reached)
     monkeypatch.chdir(tmp_path)
@@ -295,7 +296,7 @@ def test_a_missing_dependency_is_named_not_called_a_bug(monkeypatch, capsys):
     def missing(*_a, **_k):
         raise ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib")
 
-    monkeypatch.setattr(cli_mod, "show", missing)
+    monkeypatch.setattr(cli_mod.output, "show", missing)
     monkeypatch.setattr(sys, "argv", ["rooflab", "ridge", "--no-detect"])
     with pytest.raises(SystemExit) as exc:
         cli_mod.main()

@@ -97,7 +97,7 @@ def test_failed_write_keeps_the_measurement(fmt, tmp_path, monkeypatch, capsys):
         real_write(path, text)
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(cli_mod, "measure", fake_measure)
+    monkeypatch.setattr(cli_mod.measuring, "measure", fake_measure)  # gemm is a measuring command
     monkeypatch.setattr(results, "write_atomic", refuse)
     monkeypatch.setattr(sys, "argv", ["rooflab", "gemm", "--format", fmt, "--out", str(out)])
     with pytest.raises(SystemExit) as exc:
@@ -135,14 +135,14 @@ def test_out_under_a_regular_file_is_refused_before_anything_runs(tmp_path):
 @pytest.mark.parametrize(("text", "value"), [("1", 1), ("256M", 256 * 2**20), ("1K", 1024), ("1.5K", 1536),
                                              (" 2g ", 2 * 2**30), ("1048576", 1048576)])
 def test_parse_count_accepts(text, value):
-    assert cli_mod.parse_count(text) == value
+    assert cli_mod.options.parse_count(text) == value
 
 
 @pytest.mark.parametrize("text", ["inf", "-inf", "nan", "1e400", "-1", "-256M", "0", "0K", "", "K", "abc", "1.5",
                                   "1e30", "99999999999G", "1e-3M"])
 def test_parse_count_rejects(text):
     with pytest.raises(UsageError):
-        cli_mod.parse_count(text)
+        cli_mod.options.parse_count(text)
 
 
 # ---------------------------------------------------------------- item 8: permissions follow the umask

@@ -231,7 +231,7 @@ def test_every_cu_file_ships_in_the_wheel(tmp_path):
                 | {"rooflab/schema/results.schema.json", "rooflab/py.typed"})
     missing = sorted(expected - names)
     assert not missing, f"not in {wheels[0].name}: {missing}"
-    assert "rooflab/cli.py" in names
+    assert "rooflab/cli/__init__.py" in names and "rooflab/cli/app.py" in names
 
 
 def test_nvrtc_gets_the_shared_header_folder_for_package_kernels(monkeypatch, tmp_path):
