@@ -124,7 +124,7 @@ def test_a_compile_error_shows_the_compilers_lines_then_one_error(monkeypatch, c
         raise CompileError("/x/broken.cu", "broken.cu(4): error: identifier \"undeclared_name\" is undefined\n"
                                            "1 error detected in the compilation of \"broken.cu\".")
 
-    monkeypatch.setattr(cli_mod, "parse_target", refuse)
+    monkeypatch.setattr(cli_mod.bench, "parse_target", refuse)
     monkeypatch.setattr(sys, "argv", ["rooflab", "bench", "/x/broken.cu", "--kernel", "broken"])
     with pytest.raises(SystemExit) as exc:
         cli_mod.main()
