@@ -92,8 +92,34 @@ def bench(kernel, *, op: str | Op = "gemm", progress=None, **kw) -> Result:
     return Result(doc)
 
 
+class _Tables:
+    """What a results object shows: its tables (rich in a terminal, HTML in Jupyter), its
+    document as JSON, and its first table as a pandas DataFrame."""
+
+    doc: dict
+
+    def tables(self):
+        raise NotImplementedError
+
+    def table(self):
+        """The results table: rich in a terminal; in Jupyter the returned object shows as HTML."""
+        from rooflab.report.bench import RichTables  # noqa: PLC0415
+
+        return RichTables(self.tables())
+
+    def to_json(self) -> str:
+        return results.dumps(self.doc)
+
+    def to_pandas(self):
+        """One row per kernel (pandas is optional: imported here only)."""
+        import pandas as pd  # noqa: PLC0415
+
+        t = self.tables()[0]
+        return pd.DataFrame(t.rows, columns=t.columns)
+
+
 @dataclass
-class Result:
+class Result(_Tables):
     """One bench run: its results document (the same JSON `rooflab report` writes)."""
 
     doc: dict
@@ -121,12 +147,6 @@ class Result:
 
         return tables(self.doc)
 
-    def table(self):
-        """The results table: rich in a terminal; in Jupyter the returned object shows as HTML."""
-        from rooflab.report.bench import RichTables  # noqa: PLC0415
-
-        return RichTables(self.tables())
-
     def roofline(self):
         """A matplotlib Figure with every measured kernel on this device's roofline."""
         from rooflab.model import placement  # noqa: PLC0415
@@ -134,18 +154,8 @@ class Result:
 
         return plot(placement.roofline(self.doc))
 
-    def to_json(self) -> str:
-        return results.dumps(self.doc)
 
-    def to_pandas(self):
-        """One row per kernel (pandas is optional: imported here only)."""
-        import pandas as pd  # noqa: PLC0415
-
-        t = self.tables()[0]
-        return pd.DataFrame(t.rows, columns=t.columns)
-
-
-class Trace:
+class Trace(_Tables):
     """Every kernel the block under `with rooflab.trace() as t:` launched, grouped by kernel and
     launch shape and ranked by time. In-process traces carry times only; `rooflab trace -- python
     script.py` also profiles the top groups with Nsight Compute and places them on the roofline."""
@@ -180,24 +190,10 @@ class Trace:
 
         return [ranked_table(self.doc)]
 
-    def table(self):
-        from rooflab.report.bench import RichTables  # noqa: PLC0415
-
-        return RichTables(self.tables())
-
     def roofline(self, path: str):
         from rooflab.report.trace import plot  # noqa: PLC0415
 
         plot(self.doc, path)
-
-    def to_json(self) -> str:
-        return results.dumps(self.doc)
-
-    def to_pandas(self):
-        import pandas as pd  # noqa: PLC0415
-
-        t = self.tables()[0]
-        return pd.DataFrame(t.rows, columns=t.columns)
 
 
 def trace() -> Trace:

@@ -9,7 +9,6 @@ and memory sections of the report) and cached.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Callable
@@ -50,10 +49,10 @@ class TraceConfig:
 
 
 def cache_path(device: dict) -> Path:
-    base = os.environ.get("ROOFLAB_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rooflab")
+    from rooflab.measure.tune import cache_dir  # noqa: PLC0415  (the tune cache's folder)
+
     key = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{device.get('name')}-{device.get('driver_version')}")
-    return Path(base) / "ceilings" / f"{key}.json"
+    return cache_dir() / "ceilings" / f"{key}.json"
 
 
 def roofs_of(doc: dict) -> list:

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rooflab.cuda.gpu import torch_reason
+from rooflab.cuda.safe_env import package_root
 from rooflab.errors import (
     TRACE_NO_KERNELS,
     TRACE_NOT_FOUND,
@@ -29,6 +29,7 @@ from rooflab.errors import (
     ToolError,
     TraceError,
 )
+from rooflab.measure.profiling import find_ncu
 from rooflab.model import trace as model
 from rooflab.model.ncu import DURATION, parse_csv
 
@@ -63,12 +64,6 @@ class TorchCollector:
         self.launches = model.launches_from_chrome_trace(Path(path).read_text(encoding="utf-8"))
         if not self.path:
             Path(path).unlink(missing_ok=True)
-
-
-def find_ncu() -> str:
-    from rooflab.measure.profiling import find_ncu as find  # noqa: PLC0415
-
-    return find()
 
 
 def is_python(argv: Sequence[str]) -> bool:
@@ -140,7 +135,7 @@ def collect_command(argv: Sequence[str], timeout_s: float, window: str | None = 
         use_torch = is_python(argv) and torch_reason() is None
         if use_torch:
             cmd = [argv[0], "-m", "rooflab.measure.trace_runner", "--out", trace_file, "--", *argv[1:]]
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [_package_root(), env.get("PYTHONPATH")]))
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root(), env.get("PYTHONPATH")]))
         else:
             cmd = [find_ncu(), "--clock-control", "none", "--target-processes", "all", "--csv", "--page", "raw",
                    "--print-kernel-base", "demangled", "--metrics", DURATION, *argv]
@@ -163,10 +158,6 @@ def collect_command(argv: Sequence[str], timeout_s: float, window: str | None = 
             raise TraceError(f"{argv[0]} launched no GPU kernel" + (f" inside the range {window!r}" if window else ""),
                              TRACE_NO_KERNELS)
         return Collected(launches, collector, wall, _step_seconds(step_file))
-
-
-def _package_root() -> str:
-    return str(Path(__file__).resolve().parents[2])
 
 
 def profile_groups(argv: Sequence[str], groups: Sequence[model.Group], *, per_group: int, max_launches: int,

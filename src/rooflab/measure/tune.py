@@ -15,10 +15,14 @@ from rooflab.cuda.device import DeviceInfo
 from rooflab.rungs.record import Rung, Variant
 
 
+def cache_dir() -> Path:
+    """rooflab's cache folder: $ROOFLAB_CACHE, else $XDG_CACHE_HOME/rooflab, else ~/.cache/rooflab."""
+    return Path(os.environ.get("ROOFLAB_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rooflab"))
+
+
 def cache_path() -> Path:
-    base = os.environ.get("ROOFLAB_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rooflab")
-    return Path(base) / "tune.json"
+    return cache_dir() / "tune.json"
 
 
 def device_key(device: DeviceInfo) -> str:

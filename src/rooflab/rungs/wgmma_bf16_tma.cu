@@ -38,6 +38,7 @@
 // other target the bodies are empty and the rungs must not be launched.
 
 #include "ptx.cuh"
+#include "wgmma_store.cuh"
 
 #define TMA_BN 256
 #define TMA_BK 64
@@ -104,29 +105,6 @@ __device__ __forceinline__ void mma_stage(float (&acc)[128], unsigned slot, int 
     wgmma_commit();
 }
 
-// accumulator layout of m64nNk16: acc[4j + 2h + e] is row 16 * warp + lane / 4 + 8h, column
-// 8j + 2 * (lane % 4) + e of the warpgroup's 64 x 256; stores predicated per element
-__device__ __forceinline__ void store_c(const float (&acc)[128], float* C, int M, int N, int row0, int bn)
-{
-    const int lane = threadIdx.x % 32, warp_in_wg = (threadIdx.x % 128) / 32;
-    const bool pair = (N % 2 == 0) && ((reinterpret_cast<size_t>(C) & 7) == 0);
-#pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const int r = row0 + warp_in_wg * 16 + lane / 4 + 8 * h;
-        if (r >= M) continue;
-#pragma unroll
-        for (int j = 0; j < 32; j++) {
-            const int c = bn + 8 * j + 2 * (lane % 4);
-            float* p = C + (size_t)r * N + c;
-            if (pair && c < N) {  // N even and c even: c + 1 < N too
-                *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-            } else {
-                if (c < N) p[0] = acc[4 * j + 2 * h];
-                if (c + 1 < N) p[1] = acc[4 * j + 2 * h + 1];
-            }
-        }
-    }
-}
 
 // the ring (1024-byte aligned) and its barriers: full[s] at bars + 8s, empty[s] at bars + 8 (STAGES + s)
 template <int STAGES>
@@ -193,7 +171,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     }
     wgmma_wait<0>();
     fence_acc(acc);
-    if (ok) store_c(acc, C, M, N, t.bm + wg * 64, t.bn);
+    if (ok) store_wgmma_acc(acc, C, M, N, t.bm + wg * 64, t.bn);
 }
 
 // one producer warpgroup (warpgroup 0) + CONSUMERS consumer warpgroups; registers move from the
@@ -247,7 +225,7 @@ __device__ __forceinline__ void body_ws(const void* tmA, const void* tmB, float*
         }
         wgmma_wait<0>();
         fence_acc(acc);
-        if (ok) store_c(acc, C, M, N, t.bm + cw * 64, t.bn);
+        if (ok) store_wgmma_acc(acc, C, M, N, t.bm + cw * 64, t.bn);
     }
 }
 

@@ -1,0 +1,29 @@
+// The C stores of one warpgroup's wgmma accumulators (m64nNk*, FP32 out). The TMA-fed kernels use
+// it; wgmma_bf16.cu and wgmma_tf32.cu still carry their own copy (switching them changes their
+// register allocation, to be measured on a GPU first). acc[4j + 2h + e] is row 16 * warp + lane / 4 + 8h, column 8j + 2 * (lane % 4) + e of
+// the warpgroup's 64 x (2 * NACC) tile, whose first row is row0 and first column bn.
+// Stores are predicated per element; pairs go out as one float2 where N and C allow it.
+#pragma once
+
+template <int NACC>
+__device__ __forceinline__ void store_wgmma_acc(const float (&acc)[NACC], float* C, int M, int N, int row0, int bn)
+{
+    const int lane = threadIdx.x % 32, warp_in_wg = (threadIdx.x % 128) / 32;
+    const bool pair = (N % 2 == 0) && ((reinterpret_cast<size_t>(C) & 7) == 0);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int r = row0 + warp_in_wg * 16 + lane / 4 + 8 * h;
+        if (r >= M) continue;
+#pragma unroll
+        for (int j = 0; j < NACC / 4; j++) {
+            const int c = bn + 8 * j + 2 * (lane % 4);
+            float* p = C + (size_t)r * N + c;
+            if (pair && c < N) {  // N even and c even: c + 1 < N too
+                *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            } else {
+                if (c < N) p[0] = acc[4 * j + 2 * h];
+                if (c + 1 < N) p[1] = acc[4 * j + 2 * h + 1];
+            }
+        }
+    }
+}
