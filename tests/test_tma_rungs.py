@@ -34,9 +34,12 @@ SMEM_LIMIT = 227 * 1024  # per block on sm_90, dynamic + static
 
 def _instances() -> dict[str, tuple[int, str, tuple[int, ...]]]:
     """kernel -> (launch-bound threads, body, template arguments), from the .cu's entry points."""
-    found = re.findall(r'extern "C" __global__ void __launch_bounds__\((\d+), 1\)\s*\n(\w+)\(.*?\n\{.*?'
-                       r'tma_gemm::(body(?:_ws)?)<([\d, ]+)>', SRC.read_text(), flags=re.S)
-    return {name: (int(t), body, tuple(int(x) for x in args.split(","))) for t, name, body, args in found}
+    found = re.findall(r'extern "C" __global__ void (?:TMA_CLUSTER_DIMS_\d+ )?__launch_bounds__\((\d+), 1\)'
+                       r'\s*\n(\w+)\(.*?\n\{.*?tma_gemm::(body(?:_ws|_persistent)?)<([\w, ]+)>', SRC.read_text(),
+                       flags=re.S)
+    flag = {"true": 1, "false": 0}
+    return {name: (int(t), body, tuple(flag.get(x.strip(), None) if x.strip() in flag else int(x) for x in args.split(",")))
+            for t, name, body, args in found}
 
 
 # -- records ---------------------------------------------------------------------------------------
@@ -46,8 +49,9 @@ def test_the_rungs_sit_in_the_tensor_ladder_after_wgmma_bf16():
 
     names = rungs.names()
     i = names.index("wgmma_bf16")
-    assert names[i + 1:i + 3] == ["wgmma_bf16_tma", "wgmma_bf16_tma_ws"]
-    assert names.index("cublas_bf16") > i + 2
+    assert names[i + 1:i + 6] == ["wgmma_bf16_tma", "wgmma_bf16_tma_ws", "wgmma_bf16_persistent", "wgmma_bf16_cluster",
+                                  "wgmma_bf16_tma_store"]
+    assert names.index("cublas_bf16") > i + 5
 
 
 @pytest.mark.parametrize("rung", TMA_RUNGS, ids=lambda r: r.name)
@@ -61,6 +65,24 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
                                                          rung.variants[0].shared_mem)
     for v in rung.variants:
         threads, body, args = inst[v.kernel]
+        if body == "body_persistent":
+            cluster, stages, producer_regs, consumer_regs, *store = args
+            smem = rec.store_smem_bytes(stages) if store == [1] else rec.smem_bytes(2, stages)
+            assert (store == [1]) == (rung.staging == "tma_store")  # C's map is there only then
+            assert 128 * (producer_regs + 2 * consumer_regs) <= 65536
+            assert v.block == (384, 1, 1) == (threads, 1, 1) and v.shared_mem == smem, v.label
+            assert smem + 1024 <= SMEM_LIMIT, v.label
+            assert f"stages {stages}" in v.label and "128x256x64" in v.label
+            tiles = -(-(-(-1000 // 128)) // cluster) * -(-777 // 256)  # cluster tiles
+            assert v.grid(1000, 777, 1234, sms=132) == (cluster * tiles, 1, 1), v.label
+            # the fewest blocks for the same rounds (2048 tiles: 16 rounds on 128 as on 132)
+            assert v.grid(8192, 8192, 8192, sms=132) == (128, 1, 1) and v.grid(4096, 4096, 64, sms=132)[0] == 128
+            assert v.grid(8192, 8192, 64, sms=114)[0] == 114 and v.grid(6144, 4096, 64, sms=132)[0] == 128
+            assert v.grid(1, 1, 1, sms=132) == (cluster, 1, 1)
+            entry = re.search(rf'(\w+) __launch_bounds__\(384, 1\)\s*\n{v.kernel}\(', SRC.read_text()).group(1)
+            assert (entry == f"TMA_CLUSTER_DIMS_{cluster}") == (cluster > 1), (v.kernel, entry)
+            assert "#define TMA_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)" in SRC.read_text()
+            continue
         if body == "body":
             wgs, stages = args
             block = 128 * wgs
@@ -81,7 +103,7 @@ def test_the_rungs_are_bf16_sm90a_and_staged_through_tensor_maps(rung):
     assert rung.exact_cc and rung.requires_cc == (9, 0) and "-arch=sm_90a" in rung.options
     from rooflab.rungs.tensor import WGMMA_BF16
 
-    assert rung.staging == staging.TMA
+    assert rung.staging == (staging.TMA_STORE if rung.name == "wgmma_bf16_tma_store" else staging.TMA)
     assert rung.normwise_tol == WGMMA_BF16.normwise_tol  # the BF16 tolerance, not one of its own
     assert rung.model(4096, 4096, 4096)["bytes"] == 2.0 * rung.model(4096, 4096, 4096)["global_loads"] + 4.0 * 4096**2
 
@@ -231,8 +253,22 @@ def _fake_bindings(monkeypatch, fail: type[Exception] | None = None):
     return calls
 
 
-def test_the_bindings_encoder_is_the_default_where_cuda_bindings_import(monkeypatch):
+def _no_libcuda(name, *a, **k):
+    raise OSError(f"{name}: cannot open shared object file")
+
+
+def test_ctypes_is_the_default_encoder_where_libcuda_loads(monkeypatch):
+    _fake_bindings(monkeypatch)
+    monkeypatch.setattr(tma.ctypes, "CDLL", lambda name, *a, **k: object())
+    try:
+        assert tma.encoder_name() == "ctypes"
+    finally:
+        tma.encoder_name.cache_clear()
+
+
+def test_the_bindings_encoder_is_the_default_where_libcuda_does_not_load(monkeypatch):
     calls = _fake_bindings(monkeypatch)
+    monkeypatch.setattr(tma.ctypes, "CDLL", _no_libcuda)
     try:
         assert tma.encoder_name() == "cuda.bindings"
         out = tma.encode(tma.operand_specs(256, 8192, 4096)[0], 0x2000)
@@ -249,6 +285,7 @@ def test_the_bindings_encoder_is_the_default_where_cuda_bindings_import(monkeypa
 
 def test_bindings_with_another_python_signature_fall_back_to_ctypes(monkeypatch):
     _fake_bindings(monkeypatch, fail=TypeError)
+    monkeypatch.setattr(tma.ctypes, "CDLL", _no_libcuda)
     fake = _FakeLibcuda()
     monkeypatch.setattr(tma, "_libcuda", fake)
     try:
@@ -407,11 +444,34 @@ def test_a_misaligned_view_is_copied_too(host):
     assert addr_a != a.data.ptr and addr_b == b.data.ptr
 
 
+def test_c_is_mapped_as_the_tma_store_epilogue_writes_it():
+    """FP32, dims {N, M}, 128-byte rows of 32 columns, 64 rows a box, 128-byte swizzle; mapped only
+    where the kernel will use it (N a multiple of 4, a 16-byte-aligned base), the rule the kernel
+    tests before it stores through TMA."""
+    spec = tma.c_spec(1000, 776)
+    args = tma.encode_args(spec)
+    assert args["data_type"] == tma.DATA_TYPE_FLOAT32 and args["dims"] == (776, 1000)
+    assert args["strides"] == (776 * 4,) and args["box"] == (32, 64) and args["swizzle"] == tma.SWIZZLE_128B
+    assert spec.problems(0x1000) == []
+    ptr = lambda p: types.SimpleNamespace(data=types.SimpleNamespace(ptr=p))  # noqa: E731
+    assert tma.c_mappable(ptr(0x1000), 776) and not tma.c_mappable(ptr(0x1000), 777)
+    assert not tma.c_mappable(ptr(0x1004), 776)
+    assert tma.operand_specs(64, 64, 64)[0].box == (64, 64)  # the BF16 operands keep their boxes
+    kernel = SRC.read_text()
+    assert "TMA_STORE && N % 4 == 0 && (reinterpret_cast<size_t>(C) & 15) == 0" in kernel
+
+
 def test_the_staging_hook_hands_the_kernel_maps_and_k_as_it_is(monkeypatch):
     seen = []
-    monkeypatch.setattr(tma, "operand_maps", lambda a, b, m, n, k, label: seen.append((a, b, m, n, k)) or ("MA", "MB"))
+    monkeypatch.setattr(tma, "operand_maps",
+                        lambda a, b, m, n, k, label, c=None: seen.append((a, b, m, n, k, c)) or ("MA", "MB"))
     stage, kk = staging.stager(WGMMA_BF16_TMA.source, WGMMA_BF16_TMA.options, "tma", 45, 33, 70, "x")
-    assert kk == 70 and stage("A", "B") == ("MA", "MB") and seen == [("A", "B", 45, 33, 70)]
+    assert kk == 70 and stage("A", "B") == ("MA", "MB") and seen == [("A", "B", 45, 33, 70, None)]
+    # the TMA-store scheme maps C too; the plain one never does, whatever it is handed
+    assert stage("A", "B", "C") == ("MA", "MB") and seen[-1][-1] is None
+    stage, _ = staging.stager(WGMMA_BF16_TMA.source, WGMMA_BF16_TMA.options, "tma_store", 45, 33, 70, "x")
+    assert stage("A", "B", "C") == ("MA", "MB") and seen[-1] == ("A", "B", 45, 33, 70, "C")
+    assert staging.takes_c("tma_store") and not staging.takes_c("tma") and not staging.takes_c(None)
 
 
 def test_prepare_launches_the_kernel_on_the_maps(monkeypatch):
@@ -430,7 +490,7 @@ def test_prepare_launches_the_kernel_on_the_maps(monkeypatch):
             return {"registers": 154}
 
     monkeypatch.setattr(gemm, "get_kernel", lambda *a, **k: FakeKernel())
-    monkeypatch.setattr(tma, "operand_maps", lambda a, b, m, n, k, label: ("MA", "MB"))
+    monkeypatch.setattr(tma, "operand_maps", lambda a, b, m, n, k, label, c=None: ("MA", "MB"))
     launch, info = gemm.prepare(WGMMA_BF16_TMA_WS, 1000, 777, 4097)
     launch("A", "B", "C")
     assert calls[0] == ("smem", WGMMA_BF16_TMA_WS.shared_mem)
@@ -465,9 +525,19 @@ def test_the_kernels_load_by_tma_and_multiply_by_wgmma(ptx, rung):
         # a stage that never lands ends the wait (C left unwritten) instead of spinning forever
         assert "%globaltimer" in body and "trap;" not in body, v.kernel
         specialised = "setmaxnreg" in body
-        assert specialised == (rung is WGMMA_BF16_TMA_WS), v.kernel
+        assert specialised == (rung is not WGMMA_BF16_TMA), v.kernel
         if specialised:
-            assert "setmaxnreg.dec.sync.aligned.u32 40" in body and "setmaxnreg.inc.sync.aligned.u32 216" in body
+            _threads, body_fn, args = _instances()[v.kernel]
+            producer_regs, consumer_regs = args[2:4] if body_fn == "body_persistent" else args[-2:]
+            assert f"setmaxnreg.dec.sync.aligned.u32 {producer_regs}" in body
+            assert f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs}" in body
+        clustered = v.kernel in ("mm_wgmma_bf16_cluster", "mm_wgmma_bf16_tma_store_cluster")
+        assert ("multicast::cluster" in body) == clustered and ("mapa.shared::cluster" in body) == clustered
+        stores = rung.name == "wgmma_bf16_tma_store"  # C through shared memory and TMA stores
+        assert ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in body) == stores, v.kernel
+        assert ("cp.async.bulk.wait_group.read" in body) == stores, v.kernel
+        if clustered:  # no block leaves while its partner may still arrive on its barriers
+            assert "barrier.cluster.arrive" in body and "barrier.cluster.wait" in body
 
 
 @needs_nvcc
@@ -479,13 +549,14 @@ def test_ptxas_keeps_setmaxnreg_and_spills_nothing(tmp_path):
     log = r.stdout + r.stderr
     assert r.returncode == 0, log
     assert "C7508" not in log and "warning" not in log.lower(), log
-    assert len(re.findall(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", log)) == 3, log
+    assert len(re.findall(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", log)) == 7, log
     regs = dict(re.findall(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", log, flags=re.S))
     inst = _instances()
     for name, (threads, body, args) in inst.items():
-        if body != "body_ws":
+        if body == "body":
             continue
-        consumers, _stages, producer_regs, consumer_regs = args
+        producer_regs, consumer_regs = args[2:4] if body == "body_persistent" else args[-2:]
+        consumers = 2 if body == "body_persistent" else args[0]
         at_launch = int(regs[name])
         # setmaxnreg.inc waits for registers the block's pool must hold, and may not shrink a warp
         assert 128 * (producer_regs + consumers * consumer_regs) <= threads * at_launch, (name, at_launch)
@@ -641,6 +712,139 @@ def test_the_replay_catches_a_slot_released_one_k_tile_early():
     for seed in range(200):
         try:
             _replay(2, 4, 9, True, seed, consumer=early)
+        except AssertionError:
+            failures += 1
+    assert failures > 0
+
+
+class _ClusterRing:
+    """The persistent kernels' rings, one a CTA of a cluster: each slot's parts (A, and B's panels
+    split between the CTAs, each multicast into all of them), the copies in flight, the batches."""
+
+    def __init__(self, cluster, consumers, stages, kt_per_tile, tiles):
+        self.C, self.W, self.S, self.KT, self.total = cluster, consumers, stages, kt_per_tile, kt_per_tile * tiles
+        self.parts = ["A"] + [f"B{p}" for p in range(4)]
+        self.full = [[_Barrier(1) for _ in range(stages)] for _ in range(cluster)]
+        self.empty = [[_Barrier(consumers * cluster) for _ in range(stages)] for _ in range(cluster)]
+        self.slot = [[{} for _ in range(stages)] for _ in range(cluster)]  # part -> k-tile it holds
+        self.copies = []  # (cta, slot, k-tile, part)
+        self.batches = {(c, w): [] for c in range(cluster) for w in range(consumers)}
+        self.consumed = {(c, w): [] for c in range(cluster) for w in range(consumers)}
+
+    def issue(self, r, it):
+        s = it % self.S
+        self.full[r][s].arrive(expect_tx=len(self.parts))
+        self.copies.append((r, s, it, "A"))
+        for p in range(r, 4, self.C):  # this CTA's share of B, into every CTA
+            self.copies += [(c, s, it, f"B{p}") for c in range(self.C)]
+
+    def land(self, i):
+        c, s, it, part = self.copies.pop(i)
+        for w in range(self.W):
+            assert all(bs != s for bs, _ in self.batches[c, w]), f"a copy into CTA {c} slot {s} landed under a wgmma"
+            if it >= self.S:
+                assert it - self.S in self.consumed[c, w], f"CTA {c} slot {s} refilled before consumer {w} used it"
+        self.slot[c][s][part] = it
+        self.full[c][s].complete_tx(1)
+
+    def retire(self, c, w):
+        s, it = self.batches[c, w].pop(0)
+        held = self.slot[c][s]
+        assert all(held.get(p) == it for p in self.parts), f"CTA {c} consumer {w} read {held} as k-tile {it}"
+        self.consumed[c, w].append(it)
+
+    def release(self, s):
+        for c in range(self.C):  # one thread of the warpgroup, on every CTA's empty barrier
+            self.empty[c][s].arrive()
+
+
+def _persistent_producer(ring, r):
+    S = ring.S
+    for it in range(ring.total):
+        s = it % S
+        if it >= S:
+            yield lambda r=r, s=s, it=it: ring.empty[r][s].ready((it // S - 1) & 1)
+        ring.issue(r, it)
+    for j in range(max(0, ring.total - S), ring.total):
+        yield lambda r=r, j=j: ring.full[r][j % S].ready((j // S) & 1)
+
+
+def _persistent_consumer(ring, c, w):
+    S, KT = ring.S, ring.KT
+    it = 0
+    for _tile in range(ring.total // KT):
+        for kt in range(KT):
+            s = it % S
+            yield lambda s=s, it=it: ring.full[c][s].ready((it // S) & 1)
+            ring.batches[c, w].append((s, it))
+            yield lambda: len(ring.batches[c, w]) <= 1  # wgmma.wait_group 1
+            if kt >= 1:
+                ring.release((it - 1) % S)
+            it += 1
+        yield lambda: not ring.batches[c, w]  # wgmma.wait_group 0, then the C stores
+        ring.release((it - 1) % S)
+
+
+def _replay_cluster(cluster, stages, kt_per_tile, tiles, seed, consumer=_persistent_consumer):
+    rng = random.Random(seed)
+    ring = _ClusterRing(cluster, 2, stages, kt_per_tile, tiles)
+    actors = [_persistent_producer(ring, r) for r in range(cluster)]
+    actors += [consumer(ring, c, w) for c in range(cluster) for w in range(2)]
+    waiting = {i: next(a) for i, a in enumerate(actors)}
+    while waiting or ring.copies:
+        moves = [("actor", i) for i, cond in waiting.items() if cond()]
+        moves += [("land", i) for i in range(len(ring.copies))]
+        moves += [("retire", key) for key, b in ring.batches.items() if b]
+        assert moves, f"deadlock: actors {sorted(waiting)} wait, nothing in flight"
+        kind, i = rng.choice(moves)
+        if kind == "land":
+            ring.land(i)
+        elif kind == "retire":
+            ring.retire(*i)
+        else:
+            nxt = next(actors[i], None)
+            if nxt is None:
+                del waiting[i]
+            else:
+                waiting[i] = nxt
+    for key, done in ring.consumed.items():
+        assert done == list(range(ring.total)), key
+    return ring
+
+
+@pytest.mark.parametrize("cluster", [1, 2])
+def test_the_persistent_ring_protocol_under_random_schedules(cluster):
+    """The persistent kernels' ring runs on across tiles and, in a cluster, a partner's multicast
+    writes into this CTA's slots: every consumer of every CTA still reads every k-tile whole from its
+    slot, no copy lands in a slot a wgmma of any CTA may still read, nothing deadlocks."""
+    for kt_per_tile, tiles in ((1, 1), (1, 5), (2, 3), (3, 3), (4, 2), (5, 3), (9, 2)):
+        for seed in range(60):
+            _replay_cluster(cluster, 4, kt_per_tile, tiles, seed)
+
+
+def test_the_cluster_replay_catches_a_release_on_this_cta_only():
+    """The check can fail: a consumer that releases the slot on its own CTA's empty barrier only lets
+    the partner's producer multicast into a slot this CTA's wgmma still reads."""
+    def local_only(ring, c, w):
+        S, KT = ring.S, ring.KT
+        ring.empty = [[_Barrier(ring.W) for _ in range(S)] for _ in range(ring.C)] if (c, w) == (0, 0) else ring.empty
+        it = 0
+        for _tile in range(ring.total // KT):
+            for kt in range(KT):
+                s = it % S
+                yield lambda s=s, it=it: ring.full[c][s].ready((it // S) & 1)
+                ring.batches[c, w].append((s, it))
+                yield lambda: len(ring.batches[c, w]) <= 1
+                if kt >= 1:
+                    ring.empty[c][(it - 1) % S].arrive()
+                it += 1
+            yield lambda: not ring.batches[c, w]
+            ring.empty[c][(it - 1) % S].arrive()
+
+    failures = 0
+    for seed in range(100):
+        try:
+            _replay_cluster(2, 4, 3, 4, seed, consumer=local_only)
         except AssertionError:
             failures += 1
     assert failures > 0

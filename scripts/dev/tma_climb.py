@@ -13,7 +13,8 @@ import sys
 from rooflab.model.metrics import by_kernel, rung_metrics
 from rooflab.report.explain import gemm_transitions
 
-CLIMB = ("wgmma_bf16", "wgmma_bf16_tma", "wgmma_bf16_tma_ws")
+CLIMB = ("wgmma_bf16", "wgmma_bf16_tma", "wgmma_bf16_tma_ws", "wgmma_bf16_persistent", "wgmma_bf16_cluster",
+         "wgmma_bf16_tma_store")
 PEER = "cublas_bf16"
 
 
@@ -26,7 +27,7 @@ def main(argv: list[str]) -> int:
     n = doc["gemm"]["config"]["n"]
     flushed = doc["gemm"]["method"].get("l2_flushed")
     print(f"BF16 climb at N={n}, L2 {'flushed' if flushed else 'not flushed'} between reps")
-    print(f"{'rung':<20} {'ms':>8} {'TFLOP/s':>8} {'vs prev':>8} {'vs cuBLAS':>9}  status")
+    print(f"{'rung':<22} {'ms':>8} {'TFLOP/s':>8} {'vs prev':>8} {'vs cuBLAS':>9}  status")
     peer = rung_metrics(doc, recs[PEER], None)["ms"] if PEER in recs and recs[PEER]["passed"] else None
     prev = None
     for name in (*CLIMB, PEER):
@@ -35,17 +36,17 @@ def main(argv: list[str]) -> int:
             continue
         if not rec["passed"]:
             why = rec.get("skipped") or rec.get("error") or "FAILED a check"
-            print(f"{name:<20} {'-':>8} {'-':>8} {'-':>8} {'-':>9}  {why}")
+            print(f"{name:<22} {'-':>8} {'-':>8} {'-':>8} {'-':>9}  {why}")
             continue
         m = rung_metrics(doc, rec, None)
         vs_prev = f"{prev / m['ms']:.3f}" if prev and name != PEER else ""
         vs_peer = f"{peer / m['ms']:.3f}" if peer else ""
-        print(f"{name:<20} {m['ms']:>8.3f} {m['gflops'] / 1e3:>8.0f} {vs_prev:>8} {vs_peer:>9}  passed")
+        print(f"{name:<22} {m['ms']:>8.3f} {m['gflops'] / 1e3:>8.0f} {vs_prev:>8} {vs_peer:>9}  passed")
         if name != PEER:
             prev = m["ms"]
     print()
     for heading, para in gemm_transitions(doc):
-        if any(r in heading for r in ("TMA", "warp", "BF16")):
+        if any(r in heading for r in ("TMA", "warp", "persistent", "cluster", "epilogue")):
             print(f"## {heading}\n{para}\n")
     return 0
 

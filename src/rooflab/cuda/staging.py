@@ -28,6 +28,12 @@ from rooflab.cuda.gpu import cupy
 STAGE_K = 32  # one 128-byte row of FP32: a k-tile of the wgmma kernels
 SCHEMES = {"tf32": 1, "3xtf32": 2}  # parts per operand: TF32-rounded, or big + small
 TMA = "tma"  # tensor maps of the operands, no pre-pass
+TMA_STORE = "tma_store"  # ... and of C, after B's, for the kernels whose epilogue stores through TMA
+
+
+def takes_c(scheme: str | None) -> bool:
+    """The scheme's stage function also needs the output (to map it)."""
+    return scheme == TMA_STORE
 
 
 def staged_k(k: int) -> int:
@@ -37,10 +43,10 @@ def staged_k(k: int) -> int:
 def stager(source: str, options: tuple[str, ...], scheme: str, m: int, n: int, k: int,
            label: str) -> tuple[Callable, int]:
     """stage(a, b) -> (a', b') for one problem shape, and the K the kernel is called with."""
-    if scheme == TMA:
-        return tma.stager(m, n, k, label)
+    if scheme in (TMA, TMA_STORE):
+        return tma.stager(m, n, k, label, with_c=scheme == TMA_STORE)
     if scheme not in SCHEMES:
-        raise ValueError(f"unknown staging {scheme!r}; known: {', '.join((*SCHEMES, TMA))}")
+        raise ValueError(f"unknown staging {scheme!r}; known: {', '.join((*SCHEMES, TMA, TMA_STORE))}")
     cp = cupy()
     parts, kp = SCHEMES[scheme], staged_k(k)
     ka = get_kernel(source, f"stage_a_{scheme}", options=options, label=f"{label} (stage A)")

@@ -7,6 +7,8 @@ import, else ctypes over libcuda: the same C call). As the harness's staging hoo
 rooflab.cuda.staging) each launch swaps the operands for their maps:
     A (M x K, BF16 bits)  dims {K, M}, row pitch K * 2 bytes, box {64, 64}
     B (K x N, BF16 bits)  dims {N, K}, row pitch N * 2 bytes, box {64, 64}
+    C (M x N, FP32)       dims {N, M}, row pitch N * 4 bytes, box {32, 64}: scheme "tma_store",
+                          for the kernels that write C through TMA; the map follows B's
 128-byte swizzle (a box's inner 64 elements are one 128-byte row), zero fill out of bounds.
 
 TMA reads rows whose pitch is a multiple of 16 bytes from a 16-byte-aligned base. An operand that
@@ -33,6 +35,7 @@ from rooflab.errors import KernelError
 
 # cuda.h enums (CUtensorMapDataType, ...Interleave, ...Swizzle, ...L2promotion, ...FloatOOBfill)
 DATA_TYPE_BFLOAT16 = 9
+DATA_TYPE_FLOAT32 = 7
 INTERLEAVE_NONE = 0
 SWIZZLE_128B = 3
 L2_PROMOTION_256B = 3
@@ -47,11 +50,14 @@ CACHE_ENTRIES = 32
 
 @dataclass(frozen=True)
 class MapSpec:
-    """One row-major operand as TMA sees it: `rows` x `cols` elements, rows `pitch` bytes apart."""
+    """One row-major operand as TMA sees it: `rows` x `cols` elements, rows `pitch` bytes apart
+    (BF16 in 64 x 64 boxes, or C: FP32 in boxes of 32 columns x 64 rows, 128 bytes a row)."""
 
     rows: int
     cols: int
     pitch: int
+    element_bytes: int = ELEMENT_BYTES
+    data_type: int = DATA_TYPE_BFLOAT16
 
     @property
     def dims(self) -> tuple[int, int]:
@@ -63,7 +69,7 @@ class MapSpec:
 
     @property
     def box(self) -> tuple[int, int]:
-        return (BOX, BOX)
+        return (128 // self.element_bytes, BOX)  # one 128-byte row of the swizzle, 64 rows
 
     def problems(self, address: int) -> list[str]:
         """What cuTensorMapEncodeTiled would refuse (its documented rules), as sentences."""
@@ -72,11 +78,11 @@ class MapSpec:
             out.append(f"base address {address:#x} is not {PITCH_ALIGN}-byte aligned")
         if self.pitch % PITCH_ALIGN or self.pitch >= 2**40:
             out.append(f"row pitch {self.pitch} bytes is not a multiple of {PITCH_ALIGN} below 2^40")
-        if self.pitch < self.cols * ELEMENT_BYTES:
+        if self.pitch < self.cols * self.element_bytes:
             out.append(f"row pitch {self.pitch} bytes is shorter than a row ({self.cols} elements)")
         if not all(1 <= d <= 2**32 for d in self.dims):
             out.append(f"dimensions {self.dims} outside 1..2^32")
-        if BOX * ELEMENT_BYTES > 128:
+        if self.box[0] * self.element_bytes > 128:
             out.append("the 128-byte swizzle needs an inner box of at most 128 bytes")
         return out
 
@@ -93,6 +99,17 @@ def operand_specs(m: int, n: int, k: int, a_pitch: int | None = None,
             MapSpec(rows=k, cols=n, pitch=b_pitch or n * ELEMENT_BYTES))
 
 
+def c_spec(m: int, n: int) -> MapSpec:
+    """The map of C (M x N FP32, packed rows) that the TMA-store epilogue writes through."""
+    return MapSpec(rows=m, cols=n, pitch=n * 4, element_bytes=4, data_type=DATA_TYPE_FLOAT32)
+
+
+def c_mappable(c, n: int) -> bool:
+    """C can be written by TMA: 16-byte rows (N a multiple of 4) from a 16-byte-aligned base. The
+    kernel tests the same two things and stores directly where they fail."""
+    return (n * 4) % PITCH_ALIGN == 0 and c.data.ptr % PITCH_ALIGN == 0
+
+
 def usable_as_is(x, cols: int) -> bool:
     """A C-contiguous operand whose rows TMA can read where they are."""
     return bool(x.flags.c_contiguous) and x.data.ptr % PITCH_ALIGN == 0 and (cols * ELEMENT_BYTES) % PITCH_ALIGN == 0
@@ -100,7 +117,7 @@ def usable_as_is(x, cols: int) -> bool:
 
 def encode_args(spec: MapSpec) -> dict:
     """Everything cuTensorMapEncodeTiled is called with, but the address (what the tests check)."""
-    return {"data_type": DATA_TYPE_BFLOAT16, "rank": 2, "dims": spec.dims, "strides": spec.strides,
+    return {"data_type": spec.data_type, "rank": 2, "dims": spec.dims, "strides": spec.strides,
             "box": spec.box, "element_strides": (1, 1), "interleave": INTERLEAVE_NONE, "swizzle": SWIZZLE_128B,
             "l2_promotion": L2_PROMOTION_256B, "oob_fill": OOB_FILL_ZERO}
 
@@ -158,7 +175,16 @@ ENCODERS: dict[str, Callable[[MapSpec, int], bytes]] = {"cuda.bindings": _encode
 
 @functools.cache
 def encoder_name() -> str:
-    """The encoder `encode` uses by default: cuda-python's bindings where they import, else ctypes."""
+    """The encoder `encode` uses by default: ctypes over the driver library where it loads (one
+    symbol, looked up once), else cuda-python's bindings. The bindings look the call up through
+    cuGetProcAddress, which on the H200's driver first returns CUDA_ERROR_INVALID_VALUE: an API error
+    compute-sanitizer reports against the kernel under test (34 of them in one memcheck run)."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        pass
+    else:
+        return "ctypes"
     try:
         from cuda.bindings import driver  # noqa: F401, PLC0415
     except Exception:  # noqa: BLE001 (not installed, or a CUDA library that fails to load)
@@ -205,18 +231,27 @@ def _upload(cp, dst, maps: bytes) -> None:
                                   stream=cp.cuda.get_current_stream())
 
 
-def operand_maps(a, b, m: int, n: int, k: int, label: str):
-    """(map of A, map of B) as device arrays of 128 bytes, for a launch on the current stream."""
+def _c_map(c, m: int, n: int) -> bytes:
+    """C's map where the kernel will use it; zeros (never read) where it stores directly."""
+    if c is None:
+        return b""
+    return encode(c_spec(m, n), c.data.ptr) if c_mappable(c, n) else bytes(MAP_BYTES)
+
+
+def operand_maps(a, b, m: int, n: int, k: int, label: str, c=None):
+    """(map of A, map of B) as device arrays of 128 bytes, for a launch on the current stream; with
+    `c`, C's map follows B's in the same buffer (the TMA-store kernels find it there)."""
     cp = cupy()
     a_ok, b_ok = usable_as_is(a, k), usable_as_is(b, n)
+    maps = 2 if c is None else 3
     if a_ok and b_ok:
-        key = (cp.cuda.Device().id, a.data.ptr, b.data.ptr, m, n, k)
+        key = (cp.cuda.Device().id, a.data.ptr, b.data.ptr, m, n, k, None if c is None else c.data.ptr)
         buf = _cache.get(key)
         if buf is None:
             sa, sb = operand_specs(m, n, k)
-            buf = cp.empty(2 * MAP_BYTES, dtype=cp.uint8)
+            buf = cp.empty(maps * MAP_BYTES, dtype=cp.uint8)
             with cuda_call(label, "tensor map upload"):
-                _upload(cp, buf, encode(sa, a.data.ptr) + encode(sb, b.data.ptr))
+                _upload(cp, buf, encode(sa, a.data.ptr) + encode(sb, b.data.ptr) + _c_map(c, m, n))
                 cp.cuda.get_current_stream().synchronize()  # complete before any stream reads it
             _cache[key] = buf
             while len(_cache) > CACHE_ENTRIES:
@@ -224,7 +259,7 @@ def operand_maps(a, b, m: int, n: int, k: int, label: str):
         else:
             _cache.move_to_end(key)
         return buf[:MAP_BYTES], buf[MAP_BYTES:]
-    lay = padded_layout(m, n, k, a_ok, b_ok)
+    lay = padded_layout(m, n, k, a_ok, b_ok)  # the maps' room at 0 holds three
     pa, pb, at_a, at_b = lay["a_pitch"], lay["b_pitch"], lay["a_at"], lay["b_at"]
     with cuda_call(label, "padded operand copy for TMA"):
         buf = cp.empty(lay["bytes"], dtype=cp.uint8)
@@ -236,14 +271,15 @@ def operand_maps(a, b, m: int, n: int, k: int, label: str):
             buf[at_b:at_b + k * pb].view(cp.uint16).reshape(k, pb // ELEMENT_BYTES)[:, :n] = b
             addr_b = buf.data.ptr + at_b
         sa, sb = operand_specs(m, n, k, pa, pb)
-        _upload(cp, buf[:2 * MAP_BYTES], encode(sa, addr_a) + encode(sb, addr_b))
+        _upload(cp, buf[:maps * MAP_BYTES], encode(sa, addr_a) + encode(sb, addr_b) + _c_map(c, m, n))
     return buf[:MAP_BYTES], buf[MAP_BYTES:2 * MAP_BYTES]
 
 
-def stager(m: int, n: int, k: int, label: str):
-    """stage(a, b) -> (map of A, map of B) for one shape, and the K the kernel is called with."""
+def stager(m: int, n: int, k: int, label: str, with_c: bool = False):
+    """stage(a, b, c) -> (map of A, map of B) for one shape (with_c: C's map after B's), and the K
+    the kernel is called with."""
 
-    def stage(a, b):
-        return operand_maps(a, b, m, n, k, label)
+    def stage(a, b, c=None):
+        return operand_maps(a, b, m, n, k, label, c if with_c else None)
 
     return stage, k

@@ -134,6 +134,70 @@ __device__ __forceinline__ bool mbar_wait_bounded(unsigned bar, unsigned parity)
         if (global_ns() - t0 > MBAR_TIMEOUT_NS) return false;
     return true;
 }
+// Clusters (sm_90): a CTA's rank in its cluster, the cluster's index in the grid and their count,
+// and the cluster-wide barrier every thread of every CTA of the cluster passes (non-.aligned: the
+// threads of a warp may reach it apart)
+__device__ __forceinline__ unsigned cluster_ctarank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned cluster_id_x()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ unsigned cluster_count_x()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+    asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+}
+// arrive on the barrier at the same shared-memory offset in CTA `cta` of this cluster (this one included)
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta)
+{
+    asm volatile(
+        "{\n"
+        ".reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+        "}\n" ::"r"(bar),
+        "r"(cta)
+        : "memory");
+}
+// tma_load_2d into the same offset of every CTA in `mask` (bit r: cluster rank r), each CTA's barrier at
+// offset `bar` counting the bytes that land in it
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const void* tmap, int c0, int c1, unsigned bar,
+                                                      unsigned short mask)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+        "l"(tmap), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+        : "memory");
+}
+// TMA store: one 2-D box from shared memory (the source 1024-byte aligned for the 128-byte swizzle)
+// to the tensor at (c0 along the contiguous dimension, c1 along rows); what falls outside the
+// tensor is not written. Each store is a bulk group of the issuing thread.
+__device__ __forceinline__ void tma_store_2d(const void* tmap, unsigned src, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(tmap), "r"(c0),
+                 "r"(c1), "r"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// this thread's bulk groups but the newest N have read their shared memory (it may be written again)
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory"); }
+// ... and have completed their writes
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 // the mbarrier inits must be visible to the async proxy (TMA's complete_tx) before the first copy
 __device__ __forceinline__ void mbar_init_fence()
 {

@@ -51,7 +51,7 @@ from rooflab.model.check import (
     make_check,
     round_inputs,
 )
-from rooflab.rungs.record import Rung
+from rooflab.rungs.record import Rung, launch_grid
 
 Progress = Callable[[str], None]
 INT_MAX = 2**31 - 1  # kernels take int sizes
@@ -134,6 +134,11 @@ def _resolve(launcher):
     return functools.partial(fn, arg) if sep else fn
 
 
+@functools.cache
+def _sm_count() -> int:
+    return int(cupy().cuda.Device().attributes["MultiProcessorCount"])
+
+
 def missing_modules(rung: Rung) -> list[str]:
     """The Python modules a rung needs (Rung.needs) that this interpreter cannot import."""
     return [m for m in rung.needs if importlib.util.find_spec(m) is None]
@@ -147,7 +152,7 @@ def prepare(rung: Rung, m: int, n: int, k: int):
     kern = get_kernel(rung.source, rung.kernel, options=rung.options, label=rung.name)
     kern.allow_shared(rung.shared_mem)
     try:  # a user's grid function may raise: that kernel FAILS
-        grid = tuple(rung.grid(m, n, k))
+        grid = launch_grid(rung.grid, m, n, k, sms=_sm_count)
     except RooflabError:
         raise
     except Exception as exc:
@@ -159,7 +164,7 @@ def prepare(rung: Rung, m: int, n: int, k: int):
 
     def launch(a, b, c):
         if stage is not None:
-            a, b = stage(a, b)
+            a, b = stage(a, b, c) if staging.takes_c(rung.staging) else stage(a, b)
         kern.launch(grid, block, (a, b, c, np.int32(m), np.int32(n), np.int32(kk)), shared_mem=smem)
 
     info = {"grid": list(grid), "block": list(block), "dynamic_shared_bytes": smem, **kern.resources()}

@@ -94,6 +94,18 @@ Transition = Callable[[Step], str]
 
 
 
+def launch_grid(grid: Grid, m: int, n: int, k: int, sms: Callable[[], int]) -> tuple[int, ...]:
+    """The grid of one launch. A persistent kernel's grid function also takes the GPU's SM count
+    (a keyword `sms`, asked of `sms()` only then): it launches one block an SM, not one a tile."""
+    import inspect  # noqa: PLC0415
+
+    try:
+        takes_sms = "sms" in inspect.signature(grid).parameters
+    except (TypeError, ValueError):
+        takes_sms = False
+    return tuple(grid(m, n, k, sms=sms()) if takes_sms else grid(m, n, k))
+
+
 @dataclass(frozen=True)
 class Variant:
     """One launch configuration of a tunable rung: a template instance and its geometry."""

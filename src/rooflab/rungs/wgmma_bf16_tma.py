@@ -15,6 +15,11 @@ def smem_bytes(wgs: int, stages: int) -> int:
     return stages * (wgs + 4) * BOX_BYTES + 1024
 
 
+def store_smem_bytes(stages: int) -> int:
+    """MM_TMA_STORE_SMEM(stages): the 2-consumer ring + two 64 x 32 FP32 boxes for each consumer."""
+    return smem_bytes(2, stages) + 4 * 64 * 128
+
+
 def _tiles(bm: int, bn: int = 256):
     def grid(m, n, k, bm=bm, bn=bn):
         return (cdiv(m, bm) * cdiv(n, bn), 1, 1)
@@ -33,6 +38,34 @@ _TMA_VARIANTS = (
 _WS_VARIANTS = (
     Variant("128x256x64 producer + 2 consumer warpgroups stages 4", "mm_wgmma_bf16_tma_ws", (384, 1, 1), _tiles(128),
             smem_bytes(2, 4)),
+)
+
+
+def _persistent(cluster: int, bm: int = 128, bn: int = 256):
+    """At most one block an SM, in whole clusters of `cluster` along M: the fewest clusters that take
+    as many rounds of tiles as all of them would (at N = 8192, 64 clusters of 16 tiles each, where 66
+    would leave the last round half empty and draw the power of all SMs through it)."""
+    def grid(m, n, k, sms=132, cluster=cluster, bm=bm, bn=bn):
+        tiles = cdiv(cdiv(m, bm), cluster) * cdiv(n, bn)
+        most = max(1, sms // cluster)
+        return (cluster * (tiles if tiles <= most else cdiv(tiles, cdiv(tiles, most))), 1, 1)
+    return grid
+
+
+_PERSISTENT_VARIANTS = (
+    Variant("128x256x64 persistent, producer + 2 consumers stages 4", "mm_wgmma_bf16_persistent", (384, 1, 1),
+            _persistent(1), smem_bytes(2, 4)),
+)
+_CLUSTER_VARIANTS = (
+    Variant("2x(128x256x64) clusters, B multicast, persistent stages 4", "mm_wgmma_bf16_cluster", (384, 1, 1),
+            _persistent(2), smem_bytes(2, 4)),
+)
+
+_STORE_VARIANTS = (
+    Variant("128x256x64 persistent, TMA-store epilogue stages 4", "mm_wgmma_bf16_tma_store", (384, 1, 1),
+            _persistent(1), store_smem_bytes(4)),
+    Variant("2x(128x256x64) clusters, B multicast, TMA-store epilogue stages 4", "mm_wgmma_bf16_tma_store_cluster",
+            (384, 1, 1), _persistent(2), store_smem_bytes(4)),
 )
 
 
@@ -65,6 +98,32 @@ def _tma_to_ws(s: Step) -> str:
             f"stages in flight and waits only for a slot to be released; in the TMA rung one consumer thread "
             f"issued the loads between its own wgmma, so a refill waited until that thread's warpgroup had "
             f"finished the previous k-tile." + _evidence(s))
+
+
+def _ws_to_persistent(s: Step) -> str:
+    return (f"Persistent blocks: {_change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
+            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). One block an SM walks "
+            f"the tiles in grouped order and its producer runs the ring on from one tile into the next, so the next "
+            f"tile's first stages load while the consumers store this tile's C; a block a tile paid the ring's fill "
+            f"and its launch at every tile." + _evidence(s))
+
+
+def _persistent_to_cluster(s: Step) -> str:
+    return (f"2-CTA clusters with TMA multicast: {_change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
+            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). The two blocks of a "
+            f"cluster hold vertically adjacent tiles that read the same 256 columns of B: each loads half of B's "
+            f"panels once and multicasts them into both blocks' shared memory, so B crosses from L2 once per pair "
+            f"(a third less L2-to-SM traffic for this tile shape); a slot is released on both blocks' barriers."
+            + _evidence(s))
+
+
+def _to_tma_store(s: Step) -> str:
+    return (f"The epilogue through shared memory and TMA stores: {_change(s.ratio)} ({s.prev['ms']:.3f} → "
+            f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). "
+            f"Each consumer warpgroup writes its 64×256 FP32 accumulators into shared memory a 64×32 box at a time "
+            f"and one thread hands each box to a TMA store, so the warpgroup starts the next tile's wgmma while C "
+            f"goes out to memory; before, the tensor cores waited for every thread's 64 global stores, and C is "
+            f"4 bytes an element here, as much as both BF16 operands of a 128-row tile at K = 128." + _evidence(s))
 
 
 def _vs_cublas(what: str):
@@ -111,4 +170,50 @@ WGMMA_BF16_TMA_WS = Rung(
             ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 TMA warp-specialised")),
 )
 
-TMA_RUNGS = (WGMMA_BF16_TMA, WGMMA_BF16_TMA_WS)
+WGMMA_BF16_PERSISTENT = Rung(
+    name="wgmma_bf16_persistent", title="wgmma BF16, TMA + WS, persistent (Hopper)", **_COMMON,
+    kernel=_PERSISTENT_VARIANTS[0].kernel, block=_PERSISTENT_VARIANTS[0].block, grid=_PERSISTENT_VARIANTS[0].grid,
+    shared_mem=_PERSISTENT_VARIANTS[0].shared_mem, loads_per_fma=_loads(128), variants=_PERSISTENT_VARIANTS,
+    explain="The warp-specialised rung made persistent: one block an SM walks the 128×256 tiles in grouped order "
+            "(block b takes tiles b, b + grid, …); the producer thread runs one ring through all of its tiles, so "
+            "loads for the next tile start while the consumers store the last one, and a slot is released by one "
+            "thread of each consumer warpgroup instead of all 128.",
+    paragraphs=(("wgmma_bf16_tma_ws", "warp specialisation → persistent blocks (BF16)", _ws_to_persistent),
+                ("cublas_bf16", "wgmma BF16 persistent vs cuBLAS BF16", _vs_cublas("wgmma BF16, persistent"))),
+    ratios=(("wgmma_bf16_tma_ws", "time_wgmma BF16 TMA warp-specialised / time_wgmma BF16 persistent"),
+            ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 persistent")),
+)
+WGMMA_BF16_CLUSTER = Rung(
+    name="wgmma_bf16_cluster", title="wgmma BF16, persistent 2-CTA clusters + multicast (Hopper)", **_COMMON,
+    kernel=_CLUSTER_VARIANTS[0].kernel, block=_CLUSTER_VARIANTS[0].block, grid=_CLUSTER_VARIANTS[0].grid,
+    shared_mem=_CLUSTER_VARIANTS[0].shared_mem, loads_per_fma=1 / 256 + 1 / 256, variants=_CLUSTER_VARIANTS,
+    explain="The persistent rung in clusters of two blocks stacked along M: both blocks of a cluster work on "
+            "row tiles that share their 256 columns of B, each issues half of B's panels with TMA multicast into "
+            "both blocks' shared memory, and every consumer releases a slot on the empty barriers of both blocks "
+            "(through mapa), so neither overwrites a slot its partner still reads.",
+    paragraphs=(("wgmma_bf16_persistent", "persistent → 2-CTA clusters with multicast (BF16)", _persistent_to_cluster),
+                ("cublas_bf16", "wgmma BF16 clusters vs cuBLAS BF16", _vs_cublas("wgmma BF16, clusters + multicast"))),
+    ratios=(("wgmma_bf16_persistent", "time_wgmma BF16 persistent / time_wgmma BF16 clusters"),
+            ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 clusters")),
+)
+
+WGMMA_BF16_TMA_STORE = Rung(
+    name="wgmma_bf16_tma_store", title="wgmma BF16, persistent + TMA-store epilogue (Hopper)",
+    **{**_COMMON, "staging": "tma_store"},
+    kernel=_STORE_VARIANTS[0].kernel, block=_STORE_VARIANTS[0].block, grid=_STORE_VARIANTS[0].grid,
+    shared_mem=_STORE_VARIANTS[0].shared_mem, loads_per_fma=_loads(128), variants=_STORE_VARIANTS,
+    explain="The persistent rung with its epilogue through shared memory: each consumer warpgroup writes its "
+            "64×256 FP32 accumulators a 64×32 box at a time (128-byte rows, 128-byte swizzle, so a warp's eight "
+            "rows fall in different banks) into one of two 8 KB buffers, and its first thread issues a TMA store "
+            "of each box through a tensor map of C, waiting only until the box before the last has been read. "
+            "The warpgroup is back at the next tile's wgmma as soon as the last box is issued. Where C's rows are "
+            "not 16-byte multiples (N not a multiple of 4) it stores directly, as the other rungs do. A variant "
+            "runs it in 2-CTA clusters with B multicast.",
+    paragraphs=(("wgmma_bf16_cluster", "registers → TMA-store epilogue (BF16)", _to_tma_store),
+                ("cublas_bf16", "wgmma BF16 TMA-store epilogue vs cuBLAS BF16",
+                 _vs_cublas("wgmma BF16, persistent + TMA-store epilogue"))),
+    ratios=(("wgmma_bf16_cluster", "time_wgmma BF16 clusters / time_wgmma BF16 TMA-store epilogue"),
+            ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 TMA-store epilogue")),
+)
+
+TMA_RUNGS = (WGMMA_BF16_TMA, WGMMA_BF16_TMA_WS, WGMMA_BF16_PERSISTENT, WGMMA_BF16_CLUSTER, WGMMA_BF16_TMA_STORE)
