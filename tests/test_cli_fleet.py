@@ -18,7 +18,7 @@ LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_
 def test_cli_report_and_merge(fake_node, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from rooflab import cli_fleet
+    from rooflab.cli import fleet as cli_fleet
 
     for k in LAUNCH_VARS:
         monkeypatch.delenv(k, raising=False)
@@ -41,7 +41,7 @@ def test_cli_report_and_merge(fake_node, tmp_path, monkeypatch):
 def test_cli_refuses_devices_under_a_launcher(fake_node, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from rooflab import cli_fleet
+    from rooflab.cli import fleet as cli_fleet
 
     for k, v in {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0"}.items():
         monkeypatch.setenv(k, v)
@@ -52,14 +52,7 @@ def test_cli_refuses_devices_under_a_launcher(fake_node, tmp_path, monkeypatch):
     assert fake_node.calls == []  # bad input is refused before anything starts
 
 
-def test_register_adds_the_group():
-    import click
+def test_the_fleet_group_is_a_command_of_rooflab():
+    from rooflab.cli import cli
 
-    from rooflab import cli_fleet
-
-    @click.group()
-    def top():
-        pass
-
-    cli_fleet.register(top)
-    assert "fleet" in top.commands and {"report", "merge", "links", "allreduce"} <= set(top.commands["fleet"].commands)
+    assert {"report", "merge", "links", "allreduce"} <= set(cli.commands["fleet"].commands)

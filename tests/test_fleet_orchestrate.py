@@ -107,7 +107,7 @@ def test_stale_rank_files_are_ignored(fake_node, tmp_path):
 
 # the fleet code starts processes in exactly one place, and never touches multicast
 FLEET_FILES = [*sorted((SRC / "fleet").glob("*.py")), *sorted((SRC / "model" / "fleet").glob("*.py")),
-               SRC / "cli_fleet.py", SRC / "cuda" / "inventory.py", SRC / "cuda" / "safe_env.py",
+               SRC / "cli" / "fleet.py", SRC / "cuda" / "inventory.py", SRC / "cuda" / "safe_env.py",
                SRC / "measure" / "links.py", SRC / "measure" / "collectives.py", SRC / "report" / "fleet.py"]
 
 

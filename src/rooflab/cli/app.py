@@ -92,11 +92,8 @@ def _command_path(exc: click.UsageError, argv: list[str] | None) -> str:
 
 
 def finish() -> None:
-    """After every command module registered its commands: the fleet group, and the terminal's
-    context (its encoding) for every command."""
-    from rooflab.cli_fleet import register as register_fleet  # noqa: PLC0415
-
-    register_fleet(cli)
+    """After every command module registered its commands: the terminal's context (its encoding)
+    for every command."""
     cli.context_class = TerminalContext
     for command in cli.commands.values():
         command.context_class = TerminalContext
