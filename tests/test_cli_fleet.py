@@ -185,3 +185,16 @@ def test_no_module_of_the_old_fleet_command_line_is_left():
     import importlib.util
 
     assert importlib.util.find_spec("rooflab.cli_fleet") is None
+
+
+def test_report_devices_is_the_fleet_report(fake_node, monkeypatch, capsys, tmp_path):
+    """`rooflab report --devices 0,1` runs `fleet report` with the options it was given."""
+    for k in LAUNCH_VARS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.chdir(tmp_path)
+    code, out, _err = run_main(monkeypatch, capsys, "report", "--devices", "0,1", "--out", "r", "--quick",
+                               "--n", "512")
+    assert code == 0 and "wrote r/: fleet.json" in out
+    workers = [c for c, _ in fake_node.calls if c[3] == "worker"]
+    assert len(workers) == 2 and all(c[c.index("--n") + 1] == "512" and "--quick" in c for c in workers)
+    assert (tmp_path / "r" / "fleet.json").is_file()
