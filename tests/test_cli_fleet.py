@@ -154,7 +154,8 @@ def test_failed_copies_and_unmeasured_allreduce_end_in_one_error_line(monkeypatc
     monkeypatch.setattr(links, "run", lambda cfg, say: links_section(failed=((0, 1),)))
     code, out, err = run_main(monkeypatch, capsys, "fleet", "links", "--format", "json")
     assert json.loads(out)["fleet"]["links"]["node-a"]["ce_uni"][0]["verified"] is False  # the document still comes
-    assert code == 1 and err.splitlines()[-1] == "rooflab: error: one or more copies FAILED their check or could not run"
+    assert code == 1
+    assert err.splitlines()[-1] == "rooflab: error: one or more copies FAILED their check or could not run"
     monkeypatch.setattr(allreduce, "measure_with_fallback",
                         lambda cfg, say, log_dir: {"available": False, "reason": "NCCL not available (test)"})
     code, out, err = run_main(monkeypatch, capsys, "fleet", "allreduce", "--format", "md", "--out", "ar.md")

@@ -101,7 +101,7 @@ def report(devices, out_dir, shared_dir, quick, n, profile, no_render, no_links,
 
     if out_dir and shared_dir and os.path.abspath(out_dir) != os.path.abspath(shared_dir):
         raise UsageError("--out and --shared-dir name the same folder: give one of them")
-    root = shared_dir or out_dir or "rooflab-fleet"
+    root = shared_dir or out_dir or orchestrate.FleetConfig.out_dir
     cfg = orchestrate.FleetConfig(out_dir=root, devices=devices or "all", quick=quick, n=n, profile=profile,
                                   render_gpu_reports=not no_render, links=not no_links, allreduce=not no_allreduce,
                                   torch_peer=not no_torch_peer, link_bytes=link_size, ar_min=ar_min, ar_max=ar_max,
