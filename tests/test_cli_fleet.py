@@ -199,3 +199,18 @@ def test_report_devices_is_the_fleet_report(fake_node, monkeypatch, capsys, tmp_
     workers = [c for c, _ in fake_node.calls if c[3] == "worker"]
     assert len(workers) == 2 and all(c[c.index("--n") + 1] == "512" and "--quick" in c for c in workers)
     assert (tmp_path / "r" / "fleet.json").is_file()
+
+
+def test_fleet_help_is_written_as_the_terminal_can_show_it():
+    """A terminal that is not UTF-8 gets the fleet commands' help in plain ASCII, as every other command's."""
+    import os
+    import subprocess
+
+    from fleet_fixtures import SRC
+
+    env = {**os.environ, "PYTHONPATH": str(SRC.parent), "PYTHONIOENCODING": "ascii"}
+    for args, plain in ((["gemm", "--help"], b"(G1-G11)"), (["fleet", "report", "--help"], b"(local rank -> GPU)")):
+        proc = subprocess.run([sys.executable, "-m", "rooflab", *args], capture_output=True, env=env, timeout=60,
+                              check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.isascii() and plain in b" ".join(proc.stdout.split()), args

@@ -91,11 +91,18 @@ def _command_path(exc: click.UsageError, argv: list[str] | None) -> str:
     return f"rooflab {name}" if name else "rooflab"
 
 
+def _commands(group: click.Group):
+    for command in group.commands.values():
+        yield command
+        if isinstance(command, click.Group):  # the fleet group's commands too
+            yield from _commands(command)
+
+
 def finish() -> None:
     """After every command module registered its commands: the terminal's context (its encoding)
     for every command."""
     cli.context_class = TerminalContext
-    for command in cli.commands.values():
+    for command in _commands(cli):
         command.context_class = TerminalContext
 
 
