@@ -108,7 +108,7 @@ def report(devices, out_dir, shared_dir, quick, n, profile, no_render, no_links,
                                   ar_factor=ar_factor, outlier_pct=outlier_pct, baseline=baseline,
                                   worker_timeout_s=timeout_s, step_timeout_s=step_timeout,
                                   wait_timeout_s=wait_timeout)
-    doc, info = orchestrate.run(cfg, PlainProgress().say, devices_given=devices is not None)
+    doc, info = orchestrate.run(cfg, PlainProgress().say, devices_given=bool(devices))
     if doc is None:
         err.print(f"rank {info.rank}/{info.world_size}: done; rank 0 merges into {root}/{layout.MERGED_JSON}",
                   markup=False)
