@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from rooflab.fleet import layout, merge, orchestrate
+from rooflab.fleet import layout, merge, orchestrate, spawn
 from rooflab.model.fleet import nccl_math
 
 DATA = Path(__file__).parent / "data"
@@ -80,13 +80,22 @@ def allreduce_section():
             "env": {"NCCL_NVLS_ENABLE": "0"}, "rows": rows}
 
 
+REAL_POPEN = subprocess.Popen
+
+
 class FakePopen:
     """Stands in for a measuring process: records its command and environment and
-    writes the file it would have written."""
+    writes the file it would have written. Any other process (platform.platform() runs
+    `uname -p` once) is a real one."""
 
     calls: ClassVar[list[tuple[list[str], dict]]] = []
     h200: ClassVar[dict] = {}
     lock = threading.Lock()
+
+    def __new__(cls, cmd, **kw):
+        if list(cmd)[1:3] != ["-m", spawn.WORKER_MODULE]:
+            return REAL_POPEN(cmd, **kw)
+        return super().__new__(cls)
 
     def __init__(self, cmd, *, env=None, **_kw):
         with FakePopen.lock:

@@ -77,3 +77,25 @@ def test_merge_dir_roundtrip(tmp_path, h200):
     again = json.loads((tmp_path / "fleet.json").read_text())
     assert list(again["fleet"]["gpus"]) == ["GPU-0", "GPU-1"]
     assert "OUTLIER" in (tmp_path / "fleet.md").read_text()
+
+
+def test_merge_dir_merges_and_writes_what_a_run_left(tmp_path, h200):
+    for i, fac in enumerate((1.0, 0.5)):
+        p = layout.gpu_json(tmp_path, "node-a", i)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(scaled(h200, fac, uuid=f"GPU-{i}", index=i)))
+    doc, written = merge.merge_dir(str(tmp_path), outlier_pct=20)
+    assert written == ["fleet.json", "fleet.md", "fleet_gpus.csv"]
+    assert doc["fleet"]["launch"] == {"mode": "merge", "directory": str(tmp_path)}
+    assert doc["fleet"]["config"]["outlier_pct"] == 20 and {o["uuid"] for o in doc["fleet"]["outliers"]} == {"GPU-1"}
+    assert json.loads((tmp_path / "fleet.json").read_text())["fleet"]["gpus"].keys() == doc["fleet"]["gpus"].keys()
+
+
+def test_merge_dir_refuses_a_folder_with_no_gpu_documents_and_a_negative_threshold(tmp_path):
+    from rooflab.errors import UsageError
+
+    with pytest.raises(UsageError, match="no per-GPU documents"):
+        merge.merge_dir(str(tmp_path))
+    with pytest.raises(UsageError, match="--outlier-pct"):
+        merge.merge_dir(str(tmp_path), outlier_pct=-1)
+    assert list(tmp_path.iterdir()) == []  # nothing written

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import json
 import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -107,7 +109,7 @@ def test_stale_rank_files_are_ignored(fake_node, tmp_path):
 
 # the fleet code starts processes in exactly one place, and never touches multicast
 FLEET_FILES = [*sorted((SRC / "fleet").glob("*.py")), *sorted((SRC / "model" / "fleet").glob("*.py")),
-               SRC / "cli_fleet.py", SRC / "cuda" / "inventory.py", SRC / "cuda" / "safe_env.py",
+               SRC / "cli" / "fleet.py", SRC / "cuda" / "inventory.py", SRC / "cuda" / "safe_env.py",
                SRC / "measure" / "links.py", SRC / "measure" / "collectives.py", SRC / "report" / "fleet.py"]
 
 
@@ -146,3 +148,14 @@ def test_check_script_exports_nvls_off():
     text = (SRC.parents[1] / "scripts" / "dev" / "check_fleet.sh").read_text()
     for k, v in safety.SAFE_ENV.items():
         assert f"{k}={v}" in text
+
+
+def test_the_worker_process_loads_no_command_line_module():
+    """What every process a fleet run starts imports: the worker's steps, and none of rooflab.cli."""
+    code = ("import sys, rooflab.fleet.worker, rooflab.fleet.orchestrate, rooflab.fleet.allreduce; "
+            "print(sorted(m for m in sys.modules if m == 'rooflab.cli' or m.startswith('rooflab.cli.')))")
+    env = {**os.environ, "PYTHONPATH": str(SRC.parent)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -36,7 +36,7 @@ def test_layer_rules_hold():
     ("cuda/timing.py", "from rooflab import lab", "top to bottom"),
     ("model/fleet/summary.py", "from rooflab.fleet import spawn", "never touch CUDA"),
     ("measure/links.py", "from rooflab.fleet import orchestrate", "top to bottom"),
-    ("fleet/merge.py", "from rooflab import cli_fleet", "top to bottom"),
+    ("fleet/merge.py", "from rooflab.cli import fleet", "top to bottom"),
 ])
 def test_a_planted_break_is_caught(tmp_path, module, line, contract):
     shutil.copytree(ROOT / "src" / "rooflab", tmp_path / "rooflab")

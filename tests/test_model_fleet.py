@@ -102,3 +102,30 @@ def test_classify_pairs():
         pytest.approx(31.5, abs=0.01)
     host = topology.host_link(_gpu(a, 0))
     assert host["label"] == "PCIe gen5 x16" and host["theoretical_gbs"] == pytest.approx(63.0, abs=0.01)
+
+
+# ---------------------------------------------------------------- checks
+
+def test_a_failed_or_missing_copy_fails_the_links():
+    from fleet_fixtures import links_section
+
+    from rooflab.model.fleet.checks import links_failed
+
+    assert not links_failed(links_section())
+    assert links_failed(links_section(failed=((0, 1),)))
+    assert links_failed({**links_section(), "sm_uni": [{"src": 0, "dst": 1, "verified": None, "error": "no run"}]})
+    assert not links_failed({"devices": []})  # one GPU: no pair to copy between
+
+
+def test_an_unavailable_or_unchecked_allreduce_says_why():
+    from fleet_fixtures import allreduce_section
+
+    from rooflab.model.fleet.checks import allreduce_problem
+
+    assert allreduce_problem(allreduce_section()) is None
+    assert allreduce_problem({"available": False, "reason": "NCCL not available"}) == \
+        "all-reduce not measured: NCCL not available"
+    assert "not measured" in allreduce_problem({"available": False, "error": "RuntimeError: x"})
+    bad = allreduce_section()
+    bad["rows"][1]["verified"] = False
+    assert "FAILED" in allreduce_problem(bad)

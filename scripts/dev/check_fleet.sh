@@ -10,8 +10,7 @@ OUT=${OUT:-/tmp/rooflab-fleet}
 L=$OUT/logs; mkdir -p "$L"
 export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
-# `rooflab fleet` where the command line registers it; the module itself otherwise
-if $PY -m rooflab fleet --help >/dev/null 2>&1; then FLEET="rooflab fleet"; else FLEET="rooflab.cli_fleet"; fi
+FLEET="rooflab fleet"
 step() { local name=$1 limit=$2; shift 2; local t0; t0=$(date +%s%N)
          timeout --kill-after=10 "$limit" "$@" >"$L/$name.log" 2>&1; local rc=$?
          local ms=$(( ($(date +%s%N) - t0) / 1000000 ))

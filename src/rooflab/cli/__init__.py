@@ -7,11 +7,11 @@ reader of standard output went away (| head). A failing command's last line on s
 only error line, `rooflab: error: …`; only warnings (`warning: …`) and, where stderr is not a terminal,
 progress lines (`… step`) come before it (tests/test_cli_properties.py holds it to that).
 
-One module per group of commands (measuring, bench, spec, report, sweep, trace), their shared
+One module per group of commands (measuring, bench, spec, report, sweep, trace, fleet), their shared
 options and output, and the group with `main` in app.
 """
 
-from rooflab.cli import bench, measuring, report, spec, sweep, trace  # noqa: F401  (each registers its commands)
+from rooflab.cli import bench, fleet, measuring, report, spec, sweep, trace  # noqa: F401  (each registers its commands)
 from rooflab.cli.app import cli, finish, main
 from rooflab.cli.output import emit, show
 

@@ -91,14 +91,18 @@ def _command_path(exc: click.UsageError, argv: list[str] | None) -> str:
     return f"rooflab {name}" if name else "rooflab"
 
 
-def finish() -> None:
-    """After every command module registered its commands: the fleet group, and the terminal's
-    context (its encoding) for every command."""
-    from rooflab.cli_fleet import register as register_fleet  # noqa: PLC0415
+def _commands(group: click.Group):
+    for command in group.commands.values():
+        yield command
+        if isinstance(command, click.Group):  # the fleet group's commands too
+            yield from _commands(command)
 
-    register_fleet(cli)
+
+def finish() -> None:
+    """After every command module registered its commands: the terminal's context (its encoding)
+    for every command."""
     cli.context_class = TerminalContext
-    for command in cli.commands.values():
+    for command in _commands(cli):
         command.context_class = TerminalContext
 
 

@@ -62,7 +62,7 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices)
     if devices:
         if with_kernels:
             raise UsageError("--devices measures this node's GPUs: it takes no --with")
-        from rooflab.cli_fleet import report_devices  # noqa: PLC0415
+        from rooflab.cli.fleet import report_devices  # noqa: PLC0415
 
         report_devices(ctx, devices=devices, out_dir=out_dir, quick=quick, n=n, profile=not no_profile)
         return

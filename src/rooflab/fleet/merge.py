@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rooflab import results
+from rooflab.errors import UsageError
 from rooflab.fleet import layout
 from rooflab.model.fleet import outliers, reference
 from rooflab.model.fleet.summary import FIGURES, summarize_gpu
@@ -68,7 +69,7 @@ def merge(gpu_docs: Sequence[tuple[dict, str | None]], node_docs: Sequence[dict]
         "links": {}, "allreduce": {}, "torch_peer": {}, "nodes": {},
         "launch": launch or {"mode": "merge"},
         "figures": [list(f) for f in FIGURES],  # [key, column title, unit], in the table's order
-        "references": {"torch_2xh200": reference.TORCH_2XH200},
+        "references": dict(reference.REFERENCES),
     }
     for nd in sorted(node_docs, key=lambda d: str(d.get("host"))):
         host = str(nd.get("host"))
@@ -123,3 +124,18 @@ def write(doc: dict, root: str | Path) -> list[str]:
     results.write_atomic(root / layout.MERGED_CSV, render.node_table(doc["fleet"]).to_csv())
     written.append(layout.MERGED_CSV)
     return written
+
+
+def merge_dir(directory: str, *, outlier_pct: float = outliers.DEFAULT_PCT,
+              baseline: str | None = None) -> tuple[dict, list[str]]:
+    """`fleet merge DIR`: the documents a run left in DIR merged (again) and written beside them;
+    returns the merged document and the names written."""
+    if outlier_pct < 0:
+        raise UsageError("--outlier-pct must be positive")
+    gpu_docs, node_docs, errs = load_dir(directory)
+    if not gpu_docs:
+        raise UsageError(f"{directory}: no per-GPU documents in {directory}/{layout.GPUS}/")
+    doc = merge(gpu_docs, node_docs, outlier_pct=outlier_pct,
+                baseline=results.load(baseline) if baseline else None, baseline_path=baseline, errors=errs,
+                launch={"mode": "merge", "directory": directory})
+    return doc, write(doc, directory)

@@ -337,3 +337,16 @@ def run_rank(cfg: FleetConfig, info: launcher.LaunchInfo, say: Say = _quiet) -> 
     doc["fleet"]["config"].update(run=asdict(cfg))
     merge.write(doc, root)
     return doc
+
+
+def run(cfg: FleetConfig, say: Say = _quiet, *, devices_given: bool = False) -> tuple[dict | None, launcher.LaunchInfo]:
+    """`fleet report`: under a launcher, this rank's part (rank 0 returns the merged document, the
+    others None); otherwise every chosen GPU of this node, driven from this process."""
+    cfg.validate()
+    info = launcher.detect()
+    if not info.distributed:
+        return run_devices(cfg, say), info
+    if devices_given:
+        raise UsageError(f"--devices is for one process driving a node; under {info.launcher} each rank "
+                         "measures its own GPU (drop --devices)")
+    return run_rank(cfg, info, say), info

@@ -14,3 +14,6 @@ TORCH_2XH200 = {
     "allreduce_busbw_gbs": {str(16 * 2**20): 220.0, str(2**30): 330.0},
 }
 
+
+# what every fleet document carries under "references", the merged one and a single node's alike
+REFERENCES = {"torch_2xh200": TORCH_2XH200}
