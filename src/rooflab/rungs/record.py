@@ -1,9 +1,10 @@
-"""What a GEMM rung declares: its kernel, launch geometry, traffic model and story.
+"""What a GEMM rung declares: its kernel, launch geometry, traffic model, checks and which rungs
+it is compared with.
 
 Each rung lives in rooflab/rungs/: NAME.cu beside NAME.py, which holds one
 `RUNG = Rung(...)`. Everything else derives from these records: the harness
 (rooflab.measure.gemm) launches and checks them, the CLI's help lists them, the
-ratio table and the transition paragraphs (G10) are computed from them.
+ratio table and the climb paragraphs (rooflab.report.climb) are computed from them.
 C (M x N) = A (M x K) * B (K x N), row-major FP32; kernels take (A, B, C, M, N, K).
 
 Records are pure data (no CUDA import), so the renderers may read them.
@@ -103,8 +104,8 @@ class Variant:
     block: tuple[int, int, int]
     grid: Grid | None
     shared_mem: int = 0
-    # a library rung's configuration: "module:function:argument", replacing the rung's launcher
-    launcher: str | None = None
+    # a library rung's configuration (a Triton tile: rooflab.rungs.triton.Config.label), replacing the rung's own
+    config: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,13 +142,15 @@ class Rung:
     def with_variant(self, v: Variant) -> Rung:
         from dataclasses import replace  # noqa: PLC0415
 
-        if v.launcher is not None:
-            return replace(self, launcher=v.launcher)
+        if v.config is not None:
+            return replace(self, config=v.config)
         return replace(self, kernel=v.kernel, block=v.block, grid=v.grid, shared_mem=v.shared_mem)
-    # library rungs: "module:function" whose function(m, n, k) returns launch(a, b, c) (a string
-    # keeps this record free of CUDA imports), or that function itself (a user's Python callable);
-    # "module:function:argument" calls function(argument, m, n, k) (a configuration, e.g. a Triton tile)
-    launcher: str | Callable | None = None
+    # a library rung: which library runs it, a key of rooflab.measure.libraries.LIBRARIES ("cublas",
+    # "triton"; a name keeps this record free of CUDA imports), and the library's configuration
+    library: str | None = None
+    config: str | None = None
+    # a user's Python callable: launcher(m, n, k) returns launch(a, b, c)
+    launcher: Callable | None = None
     # Python modules the rung needs beyond rooflab's own (e.g. triton, torch); where one is missing the
     # rung is skipped, saying which
     needs: tuple[str, ...] = ()
@@ -158,8 +161,10 @@ class Rung:
     # rounded (or big/small split) copies of A and B^T with K padded; timed with the kernel
     staging: str | None = None
     shared_mem: int = 0  # dynamic shared memory per block, bytes
-    # the paragraphs (G10) for steps from an earlier rung to this one, from the run's
-    # numbers: (earlier rung, heading, function). Shown when both rungs passed.
+    # the earlier rungs this one is compared with, a climb paragraph each where both passed
+    # (rooflab.report.climb holds the prose; a step with none gets a paragraph of the run's figures)
+    compare: tuple[str, ...] = ()
+    # transitional: the TMA rungs' paragraphs, (earlier rung, heading, function of a Step)
     paragraphs: tuple[tuple[str, str, Transition], ...] = ()
     # ratios the seed asks for, time(other) / time(this): (other rung, label)
     ratios: tuple[tuple[str, str], ...] = ()
