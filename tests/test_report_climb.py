@@ -22,3 +22,14 @@ def test_the_climb_paragraphs_read_as_recorded(name):
 
 def test_every_document_is_compared():
     assert sorted(documents()) == sorted(_EXPECTED)
+
+
+def test_all_prose_belongs_to_a_step_a_record_declares():
+    """Prose keyed by a step no rung compares (a renamed rung, a dropped comparison) would never show."""
+    from rooflab import rungs
+    from rooflab.report import climb
+
+    declared = {(r.name, earlier) for r in rungs.LADDER for earlier in r.compare}
+    assert set(climb.PARAGRAPHS) <= declared
+    names = set(rungs.names())
+    assert all(earlier in names for _, earlier in declared)

@@ -13,7 +13,7 @@ Records are pure data (no CUDA import), so the renderers may read them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rooflab.model import tolerance
@@ -23,76 +23,6 @@ Grid = Callable[[int, int, int], tuple[int, int, int]]
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
-
-
-class Share(float):
-    """A percentage of a roof that may be unknown (an architecture missing from the tables):
-    formats as a number when known, as "?" when not, so no paragraph fails on it."""
-
-    def __format__(self, spec: str) -> str:
-        return "?" if self != self else super().__format__(spec)
-
-
-def known(metrics: dict) -> dict:
-    """A rung's figures with pct_peak always formattable (rooflab.model.metrics.rung_metrics)."""
-    pct = metrics.get("pct_peak")
-    return {**metrics, "pct_peak": Share(float("nan") if pct is None else pct)}
-
-
-@dataclass(frozen=True)
-class Step:
-    """Two rungs of one run, as a transition paragraph sees them.
-
-    `prev` and `this` are the rungs' figures (rooflab.model.metrics.rung_metrics: ms,
-    gflops, pct_peak, speedup), `prev_rec`/`this_rec` their records in the results
-    document (model, flops, checks), `profile` Nsight Compute's figures per rung
-    label (dram_gb, dram_pct, sm_pct) where the run was profiled.
-    """
-
-    prev: dict
-    this: dict
-    prev_rec: dict
-    this_rec: dict
-    profile: dict = field(default_factory=dict)
-
-    @property
-    def ratio(self) -> float:
-        """time(prev) / time(this): how many times faster this rung ran."""
-        return self.prev["ms"] / self.this["ms"]
-
-    def ncu(self, which: str = "this") -> dict | None:
-        rec = self.this_rec if which == "this" else self.prev_rec
-        return self.profile.get(rec["kernel"])
-
-    def evidence(self, which: str = "this") -> str:
-        """What Nsight Compute saw of one rung, as a sentence ("" where it was not profiled):
-        issue-slot use, achieved occupancy, registers, the top stall reasons, bank conflicts."""
-        p = self.ncu(which)
-        if not p or "issue_pct" not in p:
-            return ""
-        rec = self.this_rec if which == "this" else self.prev_rec
-        parts = [f"issue slots {p['issue_pct']:.0f}% busy"]
-        if "occupancy_pct" in p:
-            parts.append(f"achieved occupancy {p['occupancy_pct']:.0f}%")
-        if "registers" in p:
-            parts.append(f"{p['registers']:.0f} registers per thread")
-        stalls = list((p.get("stalls") or {}).items())[:3]
-        if stalls:
-            parts.append("top stalls " + ", ".join(f"{r.replace('_', ' ')} {v:.2f}" for r, v in stalls)
-                         + " warps per issued instruction")
-        if "bank_conflicts" in p and "shared_wavefronts" in p and p["shared_wavefronts"]:
-            parts.append(f"shared-load bank conflicts {p['bank_conflicts'] / p['shared_wavefronts']:.0%} of "
-                         f"{p['shared_wavefronts'] / 1e9:.2f} G wavefronts")
-        return f" Nsight Compute on {rec['kernel']}: " + "; ".join(parts) + "."
-
-    def norm(self, which: str = "this") -> float | None:
-        rec = self.this_rec if which == "this" else self.prev_rec
-        vals = [c["value"] for c in rec.get("checks", []) if c["name"] == "normwise"]
-        return vals[-1] if vals else None
-
-
-Transition = Callable[[Step], str]
-
 
 
 @dataclass(frozen=True)
@@ -164,8 +94,6 @@ class Rung:
     # the earlier rungs this one is compared with, a climb paragraph each where both passed
     # (rooflab.report.climb holds the prose; a step with none gets a paragraph of the run's figures)
     compare: tuple[str, ...] = ()
-    # transitional: the TMA rungs' paragraphs, (earlier rung, heading, function of a Step)
-    paragraphs: tuple[tuple[str, str, Transition], ...] = ()
     # ratios the seed asks for, time(other) / time(this): (other rung, label)
     ratios: tuple[tuple[str, str], ...] = ()
 

@@ -1,10 +1,9 @@
 """The BF16 wgmma rungs fed by TMA (rungs/wgmma_bf16_tma.cu, sm_90a): the first two steps past the
 cp.async ring of wgmma_bf16 towards and past cuBLAS. Step 1 loads each stage with
 cp.async.bulk.tensor on tensor maps (rooflab.cuda.tma, staging scheme "tma"); step 2 gives the
-loads a warpgroup of their own. Each paragraph is computed from the run and, where the run was
-profiled, from Nsight Compute's figures of both rungs."""
+loads a warpgroup of their own. Their climb paragraphs are in rooflab/report/climb/tma.py."""
 
-from rooflab.rungs.record import Rung, Step, Variant, cdiv
+from rooflab.rungs.record import Rung, Variant, cdiv
 
 BOX_BYTES = 64 * 128  # one 64 x 64 BF16 box
 
@@ -36,46 +35,6 @@ _WS_VARIANTS = (
 )
 
 
-def _change(ratio: float) -> str:
-    if ratio >= 1.02:
-        return f"{ratio:.2f}× as fast"
-    if ratio <= 0.98:
-        return f"slower ({ratio:.2f}× the speed)"
-    return f"no faster ({ratio:.2f}×, within run-to-run spread)"
-
-
-def _evidence(s: Step) -> str:
-    both = s.evidence("prev") + s.evidence("this")
-    return both or " (Run with profiling for the counters that show where the time went.)"
-
-
-def _cp_async_to_tma(s: Step) -> str:
-    return (f"TMA loads in place of the cp.async ring: {_change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). One thread issues a "
-            f"stage as a few 64×64 boxes and an mbarrier counts their bytes, where every thread of the cp.async "
-            f"rung computed an address and a predicate for each 16-byte chunk, fenced the async proxy and met the "
-            f"block at a barrier every k-tile; the warps now only wait on a barrier's phase and issue wgmma."
-            + _evidence(s))
-
-
-def _tma_to_ws(s: Step) -> str:
-    return (f"Warp specialisation: {_change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). A producer "
-            f"warpgroup, its registers given to the consumers with setmaxnreg, keeps up to a whole ring of "
-            f"stages in flight and waits only for a slot to be released; in the TMA rung one consumer thread "
-            f"issued the loads between its own wgmma, so a refill waited until that thread's warpgroup had "
-            f"finished the previous k-tile." + _evidence(s))
-
-
-def _vs_cublas(what: str):
-    def para(s: Step) -> str:
-        lib, ours = s.prev, s.this
-        return (f"{what} against cuBLAS BF16 in the same run: {ours['ms']:.3f} ms ({ours['gflops'] / 1e3:,.0f} "
-                f"TFLOP/s, {ours['pct_peak']:.0f}% of the BF16 roof) against {lib['ms']:.3f} ms "
-                f"({lib['gflops'] / 1e3:,.0f} TFLOP/s): {s.ratio:.3f}× cuBLAS's speed." + _evidence(s))
-    return para
-
-
 _COMMON = dict(stage="tensor cores", precision="bf16", inputs="bf16", rounding="bf16", source="rungs/wgmma_bf16_tma.cu",
                requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), staging="tma")
 
@@ -90,8 +49,7 @@ WGMMA_BF16_TMA = Rung(
             "the swizzled tile, and releases the slot through an empty mbarrier once those products are done. "
             "Where K or N is not a multiple of 8 (TMA needs 16-byte row pitches) the operand is first copied "
             "with its rows padded, inside the timed launch.",
-    paragraphs=(("wgmma_bf16", "cp.async ring → TMA loads (BF16)", _cp_async_to_tma),
-                ("cublas_bf16", "wgmma BF16 TMA vs cuBLAS BF16", _vs_cublas("wgmma BF16 on TMA"))),
+    compare=("wgmma_bf16", "cublas_bf16"),
     ratios=(("wgmma_bf16", "time_wgmma BF16 / time_wgmma BF16 TMA"),
             ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 TMA")),
 )
@@ -104,9 +62,7 @@ WGMMA_BF16_TMA_WS = Rung(
             "2 consume (setmaxnreg.inc), each waiting on a slot's full-barrier parity, issuing m64n256k16 wgmma "
             "for its 64 rows of the 128×256 tile and releasing the slot one k-tile later. No block-wide barrier "
             "after the start.",
-    paragraphs=(("wgmma_bf16_tma", "TMA → warp specialisation (BF16)", _tma_to_ws),
-                ("cublas_bf16", "wgmma BF16 warp-specialised vs cuBLAS BF16",
-                 _vs_cublas("wgmma BF16, TMA + warp specialisation"))),
+    compare=("wgmma_bf16_tma", "cublas_bf16"),
     ratios=(("wgmma_bf16_tma", "time_wgmma BF16 TMA / time_wgmma BF16 TMA warp-specialised"),
             ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 TMA warp-specialised")),
 )

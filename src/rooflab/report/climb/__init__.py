@@ -8,11 +8,11 @@ from __future__ import annotations
 from rooflab import rungs
 from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
 from rooflab.model.ncu import warp_state
-from rooflab.report.climb import simt, tensor, triton
+from rooflab.report.climb import simt, tensor, tma, triton
 from rooflab.report.climb.step import Paragraph, Step, generic, generic_heading, known
 
 PARAGRAPHS: dict[tuple[str, str], tuple[str, Paragraph]] = {**simt.PARAGRAPHS, **tensor.PARAGRAPHS,
-                                                           **triton.PARAGRAPHS}
+                                                           **tma.PARAGRAPHS, **triton.PARAGRAPHS}
 
 
 def profiles(doc: dict) -> dict[str, dict]:
@@ -32,8 +32,6 @@ def steps(rung: rungs.Rung) -> list[tuple[str, str | None, Paragraph]]:
     for earlier in rung.compare:
         heading, para = PARAGRAPHS.get((rung.name, earlier), (None, generic))
         out.append((earlier, heading, para))
-    # the TMA rungs' prose, still in their record
-    out += [(earlier, heading, para) for earlier, heading, para in rung.paragraphs]
     return out
 
 
