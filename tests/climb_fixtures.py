@@ -12,7 +12,7 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 RECORDED = ("h200_report", "h200_report_levels", "h200_results")
-EXPECTED = DATA / "climb_paragraphs.json"
+EXPECTED = DATA / "expected" / "climb_paragraphs.json"
 
 # rung -> (the recorded rung it is cloned from, its title, the factor on that rung's times)
 _CLONES = {

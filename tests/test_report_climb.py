@@ -1,5 +1,5 @@
 """The climb paragraphs (report/climb/): on every recorded H200 document, with and without its
-profile, and on one constructed to hold every rung, they read as tests/data/climb_paragraphs.json
+profile, and on one constructed to hold every rung, they read as tests/data/expected/climb_paragraphs.json
 holds them (captured from the renderers before the prose left the rung records)."""
 
 from __future__ import annotations

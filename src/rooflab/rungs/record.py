@@ -34,7 +34,7 @@ class Variant:
     block: tuple[int, int, int]
     grid: Grid | None
     shared_mem: int = 0
-    # a library rung's configuration (a Triton tile: rooflab.rungs.triton.Config.label), replacing the rung's own
+    # a library rung's configuration (a Triton tile, rooflab.rungs.triton.Config.spec), replacing the rung's own
     config: str | None = None
 
 
