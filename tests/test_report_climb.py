@@ -33,3 +33,18 @@ def test_all_prose_belongs_to_a_step_a_record_declares():
     assert set(climb.PARAGRAPHS) <= declared
     names = set(rungs.names())
     assert all(earlier in names for _, earlier in declared)
+
+
+def test_a_step_with_no_prose_reads_the_runs_figures_and_profile():
+    from rooflab.report.climb.step import Step, generic, generic_heading, known
+
+    def figures(ms, pct):
+        return known({"ms": ms, "gflops": 2 * 4096**3 / ms / 1e6, "pct_peak": pct, "speedup": None})
+
+    prev_rec, this_rec = {"kernel": "a", "title": "rung A"}, {"kernel": "b", "title": "rung B"}
+    prof = {"b": {"issue_pct": 61.0, "registers": 168}}
+    s = Step(figures(2.0, 40.0), figures(1.6, None), prev_rec, this_rec, prof)
+    assert generic_heading(s) == "rung A → rung B"
+    assert generic(s) == ("rung B against rung A: 1.25× as fast (2.000 → 1.600 ms, 85.9 TFLOP/s, ?% of its roof). "
+                          "Nsight Compute on b: issue slots 61% busy; 168 registers per thread.")
+    assert "within run-to-run spread" in generic(Step(figures(1.61, 50.0), figures(1.6, 50.0), prev_rec, this_rec))
