@@ -10,7 +10,7 @@ import random
 import re
 from pathlib import Path
 
-from rooflab.report.explain import gemm_transitions
+from rooflab.report.climb import transitions as gemm_transitions
 from rooflab.report.explain_ceilings import bandwidth_paragraphs, flops_paragraphs
 from rooflab.report.memory import memory_paragraphs
 

@@ -17,7 +17,7 @@ from rooflab import results
 from rooflab.errors import UsageError
 from rooflab.model.ceilings import summarize
 from rooflab.report import ceilings as render_ceilings
-from rooflab.report import explain, explain_ceilings
+from rooflab.report import climb, explain_ceilings
 from rooflab.report import gemm as render_gemm
 from rooflab.report.table import Table
 
@@ -146,7 +146,7 @@ def test_check_table(doc):
 
 
 def test_gemm_transitions(doc):
-    paras = explain.gemm_transitions(doc)
+    paras = climb.transitions(doc)
     assert [title for title, _ in paras] == ["naive → coalesced", "coalesced → tiled", "TILE=16 vs TILE=32",
                                              "tiled → cuBLAS"]
     ms = {k: median_ms(doc, k) for k in LADDER}
@@ -167,11 +167,11 @@ def test_gemm_transitions(doc):
 
 def test_gemm_transitions_follow_the_data(doc):
     """No canned figures: change the measurements and the paragraphs change with them."""
-    before = dict(explain.gemm_transitions(doc))
+    before = dict(climb.transitions(doc))
     for kernel, factor in (("naive", 1.5), ("coalesced", 0.5), ("tiled16", 0.5), ("tiled32", 3.0),
                            ("cublas", 2.0)):
         rung(doc, kernel)["timing"]["median_ms"] *= factor
-    after = dict(explain.gemm_transitions(doc))
+    after = dict(climb.transitions(doc))
     ms = {k: median_ms(doc, k) for k in LADDER}
     assert f"{ms['naive']:.1f} → {ms['coalesced']:.1f} ms" in after["naive → coalesced"]
     assert f"{ms['coalesced']:.1f} → {ms['tiled32']:.1f} ms" in after["coalesced → tiled"]
@@ -204,7 +204,7 @@ def test_failed_rung_gets_no_throughput(doc, keep_timing):
     assert r["time_tiled(16) / time_tiled(32) (G7)"] is None
     assert r["time_tiled(32) / time_cuBLAS (G8)"] is None
     assert r["time_naive / time_coalesced (G6)"] is not None
-    titles = [title for title, _ in explain.gemm_transitions(doc)]
+    titles = [title for title, _ in climb.transitions(doc)]
     assert titles == ["naive → coalesced"]
     assert "FAIL" in [row[2] for row in render_gemm.check_table(doc).rows]
 

@@ -1,4 +1,4 @@
-"""Everything about a rung derives from its record: ratios, paragraphs, help, the compile check.
+"""Everything about a rung derives from its record: ratios, the steps it is compared in, help, the compile check.
 
 Any subset of rungs, in any order, renders; a rung added to the ladder in a
 test (a record plus a .cu in a temporary folder) shows up everywhere with no other edit.
@@ -15,9 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from rooflab import rungs
-from rooflab.report import document, explain
+from rooflab.report import climb, document
 from rooflab.report import gemm as render_gemm
-from rooflab.rungs.record import Rung, Step, cdiv
+from rooflab.report.climb.step import Step
+from rooflab.rungs.record import Rung, cdiv
 
 DATA = Path(__file__).parent / "data"
 NAMES = ["naive", "coalesced", "tiled16", "tiled32", "regtile", "cublas"]
@@ -51,9 +52,9 @@ def test_any_subset_renders(recorded, names):
     vs = table.columns.index("vs naive")
     if "naive" not in names:
         assert all(row[vs] is None for row in table.rows)  # empty, not a crash
-    paras = dict(explain.gemm_transitions(d))
+    paras = dict(climb.transitions(d))
     for r in rungs.LADDER:
-        for after, heading, _fn in r.paragraphs:
+        for after, heading, _fn in climb.steps(r):
             assert (heading in paras) == (r.name in names and after in names), heading
     ratios = render_gemm.ratios(d)
     for a, b, _label in render_gemm.ratio_specs():
@@ -85,12 +86,9 @@ def _toy(tmp_path: Path) -> Rung:
                   "  if (r < M && c < N) { float s = 0; for (int k = 0; k < K; k++) s += A[r * K + k] * B[k * N + c];"
                   " C[r * N + c] = s; } }\n")
 
-    def para(s: Step) -> str:
-        return f"toy ran {s.ratio:.2f}× against tiled32"
-
     return Rung(name="toy", title="toy rung", stage="test", explain="A test rung.", loads_per_fma=2.0,
                 source=str(cu), kernel="mm_toy", grid=lambda m, n, k: (cdiv(n, 16), cdiv(m, 16), 1),
-                paragraphs=(("tiled32", "tiled32 → toy", para),), ratios=(("tiled32", "time_tiled32 / time_toy"),))
+                compare=("tiled32",), ratios=(("tiled32", "time_tiled32 / time_toy"),))
 
 
 def test_a_rung_added_to_the_ladder_needs_no_other_edit(recorded, tmp_path, monkeypatch):
@@ -107,7 +105,18 @@ def test_a_rung_added_to_the_ladder_needs_no_other_edit(recorded, tmp_path, monk
     rec["timing"] = {**rec["timing"], "median_ms": t32["timing"]["median_ms"] / 2}
     d["gemm"]["rungs"].append(rec)
     assert render_gemm.ratios(d)["tiled32/toy"] == pytest.approx(2.0)
-    assert dict(explain.gemm_transitions(d))["tiled32 → toy"] == "toy ran 2.00× against tiled32"
+    # no prose of its own: the step's paragraph is made of the run's figures
+    ms = rec["timing"]["median_ms"]
+    gflops = rec["flops"] / (ms * 1e-3) / 1e9
+    pct = 100 * gflops * 1e9 / d["device"]["fp32_peak_flops"]
+    assert dict(climb.transitions(d))["tiled (TILE=32) → toy rung"] == (
+        f"toy rung against tiled (TILE=32): 2.00× as fast ({2 * ms:.3f} → {ms:.3f} ms, {gflops / 1e3:,.1f} TFLOP/s, "
+        f"{pct:.1f}% of its roof).")
+    # prose written for it in the report replaces the generic paragraph, under its own heading
+    monkeypatch.setitem(climb.PARAGRAPHS, ("toy", "tiled32"),
+                        ("tiled32 → toy", lambda s: f"toy ran {s.ratio:.2f}× against tiled32"))
+    paras = dict(climb.transitions(d))
+    assert paras["tiled32 → toy"] == "toy ran 2.00× against tiled32" and "tiled (TILE=32) → toy rung" not in paras
     # the harness accepts it by name
     from rooflab.measure.gemm import GemmConfig
     GemmConfig(kernels=["toy"]).validate()
@@ -144,12 +153,12 @@ def test_paragraphs_quote_nsight_computes_warp_state(recorded):
                ncu.BANK_CONFLICTS_LD: 1e6, ncu.SHARED_WAVEFRONTS_LD: 4e9}
     d["profile"] = {"kernels": [{"label": "regtile", "dram_bytes": 1e9, "dram_pct": 2.0, "sm_pct": 49.0,
                                  "metrics": metrics}]}
-    text = dict(explain.gemm_transitions(d))["tiled → register-tiled (G12)"]
+    text = dict(climb.transitions(d))["tiled → register-tiled (G12)"]
     assert "Nsight Compute on regtile: issue slots 48% busy; achieved occupancy 24%" in text  # 24.5 rounds to even
     assert "top stalls barrier 1.90, long scoreboard 0.70, wait 0.20" in text
     assert "bank conflicts 0% of 4.00 G wavefronts" in text
     d["profile"]["kernels"][0]["metrics"] = {}
-    assert "Nsight Compute on" not in dict(explain.gemm_transitions(d))["tiled → register-tiled (G12)"]
+    assert "Nsight Compute on" not in dict(climb.transitions(d))["tiled → register-tiled (G12)"]
 
 
 def test_a_size_that_cannot_fit_says_so_before_allocating():
@@ -167,10 +176,7 @@ def test_a_size_that_cannot_fit_says_so_before_allocating():
 
 def test_the_3xtf32_paragraph_says_how_many_times_faster_it_ran():
     """Step.ratio is time(prev) / time(this): a 3xTF32 rung twice as fast as SGEMM reads 2.00×."""
-    from rooflab.rungs.record import Step
-    from rooflab.rungs.tensor import WGMMA_3XTF32
-
-    _, _, para = next(p for p in WGMMA_3XTF32.paragraphs if p[0] == "cublas")
+    _, para = climb.PARAGRAPHS[("wgmma_3xtf32", "cublas")]
     figures = {"gflops": 1e5, "pct_peak": 60.0}
     rec = {"kernel": "k", "checks": [{"name": "normwise", "value": 4e-7}]}
     text = para(Step(prev={"ms": 2.6, **figures}, this={"ms": 1.3, **figures}, prev_rec=rec, this_rec=rec))
@@ -191,10 +197,7 @@ def test_only_tensor_core_accumulation_gets_the_looser_tolerance():
 
 
 def test_the_remaining_gap_paragraph_quotes_this_runs_issue_rates():
-    from rooflab.rungs.cublas import RUNG as CUBLAS
-    from rooflab.rungs.record import Step
-
-    _, _, para = next(p for p in CUBLAS.paragraphs if p[0] == "pipelined")
+    _, para = climb.PARAGRAPHS[("cublas", "pipelined")]
     figs = {"gflops": 4.7e4, "pct_peak": 70.0}
     prev_rec, this_rec = {"kernel": "pipelined", "checks": []}, {"kernel": "cublas", "checks": []}
     profiled = Step(prev={"ms": 2.9, **figs}, this={"ms": 2.68, **figs}, prev_rec=prev_rec, this_rec=this_rec,
@@ -202,4 +205,6 @@ def test_the_remaining_gap_paragraph_quotes_this_runs_issue_rates():
     text = para(profiled)
     assert "77% of cycles issue an instruction against cuBLAS's 93%" in text and "1.08× slower" in text
     bare = para(Step(prev={"ms": 2.9, **figs}, this={"ms": 2.68, **figs}, prev_rec=prev_rec, this_rec=this_rec))
-    assert "2026-11-30" in bare
+    # not profiled: no issue rates, and no reference figures from another run in their place
+    assert "of cycles issue" not in bare and "instructions against" not in bare
+    assert "reference" not in bare and "2026" not in bare and "H200" not in bare

@@ -136,7 +136,7 @@ def test_the_record_smem_formula_is_the_kernels(tmp_path):
 # -- paragraphs ------------------------------------------------------------------------------------
 
 def _step(prev_ms, this_ms, profile=None):
-    from rooflab.rungs.record import Share, Step
+    from rooflab.report.climb.step import Share, Step
 
     def m(ms):
         return {"ms": ms, "gflops": 2 * 8192**3 / ms / 1e6, "pct_peak": Share(50.0), "speedup": 1.0}
@@ -147,7 +147,9 @@ def _step(prev_ms, this_ms, profile=None):
 def test_the_paragraphs_follow_the_run():
     """The direction and size of the change come from the two times, the counters from ncu where the
     run was profiled: a faster, an unchanged and a slower step read differently."""
-    para = dict((after, fn) for after, _h, fn in WGMMA_BF16_TMA.paragraphs)["wgmma_bf16"]
+    from rooflab.report import climb
+
+    _, para = climb.PARAGRAPHS[("wgmma_bf16_tma", "wgmma_bf16")]
     assert "1.25× as fast" in para(_step(1.25, 1.0))
     assert "no faster" in para(_step(1.005, 1.0))
     assert "slower (0.80×" in para(_step(0.8, 1.0))
@@ -155,7 +157,7 @@ def test_the_paragraphs_follow_the_run():
     prof = {"b": {"issue_pct": 61.0, "registers": 168, "stalls": {"long_scoreboard": 0.5}}}
     text = para(_step(1.25, 1.0, prof))
     assert "Nsight Compute on b: issue slots 61% busy" in text and "Run with profiling" not in text
-    ws = dict((after, fn) for after, _h, fn in WGMMA_BF16_TMA_WS.paragraphs)
+    ws = {after: fn for after, _h, fn in climb.steps(WGMMA_BF16_TMA_WS)}
     assert set(ws) == {"wgmma_bf16_tma", "cublas_bf16"}
     assert "1.022× cuBLAS's speed" in ws["cublas_bf16"](_step(1.022, 1.0))
 

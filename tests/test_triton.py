@@ -1,5 +1,5 @@
 """The Triton rungs: records without triton or torch, the skip where they are missing,
-the launcher's configuration argument, and the kernels themselves under Triton's interpreter.
+the configuration the launcher is given, and the kernels themselves under Triton's interpreter.
 
 The interpreter tests need triton and torch (CPU tensors are enough) and skip where either is
 missing; they run tests/triton_interpret.py in a subprocess because TRITON_INTERPRET=1 must be set
@@ -38,13 +38,14 @@ def test_the_four_rungs_sit_at_the_end_of_the_ladder_with_their_roofs():
     assert by["triton_tf32x3"].normwise_tolerance(4096) == by["triton_fp32"].normwise_tolerance(4096)
     for r in TRITON_RUNGS:
         assert r.needs == ("triton", "torch")
-        assert r.source is None and r.launcher == r.variants[0].launcher  # the default is the first variant
+        assert r.source is None and r.library == "triton"
+        assert r.config == r.variants[0].config  # the default is the first variant
 
 
 def test_the_peers_ratios_and_paragraphs_point_at_real_rungs():
     names = set(rungs.names())
     for r in TRITON_RUNGS:
-        for after, _heading, _fn in r.paragraphs:
+        for after in r.compare:
             assert after in names
         for other, _label in r.ratios:
             assert other in names
@@ -67,25 +68,37 @@ def test_a_configuration_label_round_trips():
         labels = [v.label for v in r.variants]
         assert len(set(labels)) == len(labels)
         for v in r.variants:
-            module, fn, arg = v.launcher.split(":")
-            assert (module, fn) == ("rooflab.cuda.triton_gemm", "launcher")
-            cfg = parse(arg)
+            cfg = parse(v.config)
             assert cfg.label == v.label and cfg.precision == r.precision
 
 
-def test_a_variant_with_a_launcher_replaces_the_rungs_launcher():
+def test_a_library_variant_replaces_the_rungs_configuration():
     r = rungs.get("triton_bf16")
     v = r.variants[2]
-    assert r.with_variant(v).launcher == v.launcher != r.launcher
+    assert r.with_variant(v).config == v.config != r.config
     # a CUDA variant still replaces the kernel, as before
     p = rungs.get("pipelined")
     assert p.with_variant(p.variants[1]).kernel == p.variants[1].kernel
 
 
-def test_a_launcher_string_may_carry_one_argument():
-    join = gemm._resolve("os.path:join:first")
-    assert join("second") == os.path.join("first", "second")
-    assert gemm._resolve("os.path:join") is os.path.join
+def test_the_library_registry_hands_triton_the_rungs_configuration(monkeypatch):
+    from rooflab.cuda import triton_gemm
+    from rooflab.measure import libraries
+
+    seen = []
+
+    def launcher(spec, m, n, k):
+        seen.append((spec, m, n, k))
+        return "launch"
+
+    launcher.__module__ = triton_gemm.__name__
+    monkeypatch.setattr(triton_gemm, "launcher", launcher)
+    r = rungs.get("triton_tf32").with_variant(rungs.get("triton_tf32").variants[1])
+    launch, info = gemm.prepare(r, 300, 200, 100)
+    assert launch == "launch" and seen == [(r.variants[1].config, 300, 200, 100)]
+    # recorded as the function and its argument, as the results documents have it
+    assert info == {"library": f"rooflab.cuda.triton_gemm:launcher:{r.variants[1].config}"}
+    assert libraries.LIBRARIES.keys() >= {r.library for r in rungs.LADDER if r.library}
 
 
 def test_a_missing_package_skips_the_rung_saying_which():

@@ -46,7 +46,7 @@ def configs(only: set[str] | None):
     out = []
     for rung in TRITON_RUNGS:
         for v in rung.variants:
-            cfg = parse(v.launcher.rsplit(":", 1)[1])
+            cfg = parse(v.config)
             if not only or cfg.precision in only:
                 out.append((rung, cfg))
     first = {"bf16": 0, "tf32": 1, "3xtf32": 2, "fp32": 3}  # the acceptance lines first, in case time runs out
@@ -409,7 +409,7 @@ def verify(only: str) -> int:
         rung, info = tune.choose(rungs.get(name), dev)
         if only and rung.precision not in only.split(","):
             continue
-        spec = rung.launcher.rsplit(":", 1)[1]
+        spec = rung.config
         try:
             launch = triton_gemm.launcher(spec, n, n, n)
             a, b = p.inputs(rung.precision)

@@ -11,7 +11,7 @@ import json
 import sys
 
 from rooflab.model.metrics import by_kernel, rung_metrics
-from rooflab.report.explain import gemm_transitions
+from rooflab.report.climb import transitions as gemm_transitions
 
 CLIMB = ("wgmma_bf16", "wgmma_bf16_tma", "wgmma_bf16_tma_ws", "wgmma_bf16_persistent", "wgmma_bf16_cluster",
          "wgmma_bf16_tma_store")

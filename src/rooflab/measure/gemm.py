@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import importlib
 import importlib.util
 import random
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from rooflab.cuda.timing import l2_flusher
 from rooflab.errors import CallableError, KernelError, RooflabError, UsageError
 from rooflab.measure import tune
 from rooflab.measure.guards import Guarded
+from rooflab.measure.libraries import library_launch
 from rooflab.measure.proven import time_proven
 from rooflab.model.check import (
     MIXED,
@@ -124,16 +124,6 @@ def _human(b: float) -> str:
     return f"{b:.0f} bytes"
 
 
-def _resolve(launcher):
-    """A launcher record -> make(m, n, k); "module:function:argument" binds the argument first."""
-    if callable(launcher):
-        return launcher
-    module, _, name = launcher.partition(":")
-    name, sep, arg = name.partition(":")
-    fn = getattr(importlib.import_module(module), name)
-    return functools.partial(fn, arg) if sep else fn
-
-
 @functools.cache
 def _sm_count() -> int:
     return int(cupy().cuda.Device().attributes["MultiProcessorCount"])
@@ -146,9 +136,11 @@ def missing_modules(rung: Rung) -> list[str]:
 
 def prepare(rung: Rung, m: int, n: int, k: int):
     """Compile (cached) and return launch(a, b, c) for one problem shape, and what to record of it."""
-    if rung.launcher is not None:
-        make = _resolve(rung.launcher)
-        return make(m, n, k), {"library": rung.launcher if isinstance(rung.launcher, str) else rung.name}
+    if rung.library is not None:
+        launch, name = library_launch(rung, m, n, k)
+        return launch, {"library": name}
+    if rung.launcher is not None:  # a user's Python callable
+        return rung.launcher(m, n, k), {"library": rung.name}
     kern = get_kernel(rung.source, rung.kernel, options=rung.options, label=rung.name)
     kern.allow_shared(rung.shared_mem)
     try:  # a user's grid function may raise: that kernel FAILS

@@ -6,6 +6,7 @@ from rooflab import rungs
 from rooflab.model.arch import peak_unknown
 from rooflab.model.check import Check
 from rooflab.model.metrics import by_kernel, median_ms, peak_for, rung_metrics
+from rooflab.report import climb
 from rooflab.report.table import Table, Value, fmt, missing
 from rooflab.report.telemetry import clock_flag
 
@@ -113,7 +114,5 @@ def ratio_table(doc: dict) -> Table:
 
 
 def paragraphs(doc: dict) -> list[tuple[str, str]]:
-    """G10: one paragraph per transition, from this run's numbers."""
-    from rooflab.report.explain import gemm_transitions  # noqa: PLC0415
-
-    return gemm_transitions(doc)
+    """G10: one paragraph per step of the climb, from this run's numbers."""
+    return climb.transitions(doc)

@@ -2,7 +2,7 @@
 (register prefetch, STAGES=2) or a cp.async ring (STAGES 2-4, sm_80+), over the tile shapes
 `rooflab tune` searches. mm_pipe<BM, BN, BK, WM, WN, TM, TN, STAGES, V, GM> in pipelined.cu."""
 
-from rooflab.rungs.record import Rung, Step, Variant, cdiv
+from rooflab.rungs.record import Rung, Variant, cdiv
 
 # (BM, BN, BK, WM, WN, TM, TN, STAGES[, V, GM]): instances pipelined.cu compiles; the first is the
 # default until `rooflab tune` has searched this GPU (the first that fits the device's shared memory).
@@ -11,7 +11,7 @@ from rooflab.rungs.record import Rung, Step, Variant, cdiv
 # with its ring in dynamic shared memory (so BK = 16 and 4 stages fit). GM > 1 groups the block order
 # in bands of GM block-rows.
 CONFIGS = (
-    (128, 256, 16, 64, 64, 8, 16, 4, 2, 8),  # the H200's winner (2026-11-30, third search): the default
+    (128, 256, 16, 64, 64, 8, 16, 4, 2, 8),  # the H200's winner: the default
     (128, 256, 16, 64, 64, 8, 16, 3, 2, 8),
     (128, 256, 16, 64, 64, 8, 16, 4, 2, 2),
     (128, 256, 8, 64, 64, 8, 16, 3),  # the winner before; the default where 97 KB of shared memory do not fit
@@ -62,49 +62,6 @@ def _variant(c) -> Variant:
 VARIANTS = tuple(_variant(c) for c in CONFIGS)
 
 
-def _from_warptile(s: Step) -> str:
-    w, p = s.prev, s.this
-    return (
-        f"Pipelining ran {s.ratio:.2f}× the warp-tiled kernel ({w['ms']:.2f} → {p['ms']:.2f} ms, "
-        f"{p['pct_peak']:.1f}% of peak, configuration {s.this_rec.get('tuning', {}).get('config', '?')}). The "
-        f"next slice's loads are issued before the current slice's FMAs (into registers, or straight to shared "
-        f"memory with cp.async), so global latency hides behind arithmetic and one barrier per slice replaces two."
-        + s.evidence("prev") + s.evidence()
-    )
-
-
-# Reference figures, shown only where this run has no profile of both kernels (labelled as such).
-_REF = "Nsight Compute on the lab's H200 at N=4096, 2026-11-30 (a reference, not this run)"
-_REF_INSTRUCTIONS = "2.39 vs 2.43 G warp instructions"
-_REF_IPC = "0.82 vs 0.90 instructions per cycle per scheduler"
-
-
-def _to_cublas(s: Step) -> str:
-    p, c = s.prev, s.this
-    gap = p["ms"] / c["ms"]
-    verdict = "matches" if gap <= 1.0 else f"is {gap:.2f}× slower than"
-    ours, theirs = s.ncu("prev") or {}, s.ncu() or {}
-    if "instructions" in ours and "instructions" in theirs:
-        count = (f"in this run's profile this rung executes {ours['instructions'] / 1e9:.2f} G warp instructions "
-                 f"against cuBLAS's {theirs['instructions'] / 1e9:.2f} G")
-    else:
-        count = f"this rung executes no more instructions than cuBLAS ({_REF_INSTRUCTIONS}; {_REF})"
-    if "issue_pct" in ours and "issue_pct" in theirs:
-        issue = (f"in this run's Nsight Compute profile {ours['issue_pct']:.0f}% of cycles issue an instruction "
-                 f"against cuBLAS's {theirs['issue_pct']:.0f}%")
-    else:  # not profiled here: say where the figure comes from
-        issue = f"{_REF_IPC}; {_REF}"
-    return (
-        f"The pipelined rung {verdict} cuBLAS SGEMM ({p['ms']:.3f} vs {c['ms']:.3f} ms; {p['pct_peak']:.1f}% vs "
-        f"{c['pct_peak']:.1f}% of the FP32 peak). Both are FFMA loops of the same shape (cuBLAS's SIMT kernel "
-        f"also gives each thread an 8×16 or 16×8 tile and refills a 3-stage ring), and {count}: what separates "
-        f"them is how many cycles issue an instruction at all ({issue}). The rest are stalls that hand-scheduled "
-        f"SASS avoids and CUDA C does not control: register-port conflicts at dispatch, fixed waits the compiler "
-        f"writes into the instruction stream, and instruction-cache misses in the long unrolled loop."
-        + s.evidence("prev") + s.evidence()
-    )
-
-
 RUNG = Rung(
     name="pipelined",
     title="pipelined, autotuned (G12)",
@@ -121,10 +78,8 @@ RUNG = Rung(
         "parked in registers (two shared buffers) or copied straight into a shared-memory ring with cp.async; "
         "one barrier per slice, and the shared reads of the next k-step are issued before the FMAs of the "
         "current one. Slices of 16 k-steps in a 4-stage ring (dynamic shared memory) halve the barriers per "
-        "FFMA, and about 90% of the issued instructions are FFMA (Nsight Compute on the lab's H200, 2026-11-30, a "
-        "reference). The tile shape is searched per GPU by "
-        "`rooflab tune`."
+        "FFMA. The tile shape is searched per GPU by `rooflab tune`."
     ),
-    paragraphs=(("warptile", "warp-tiled → pipelined", _from_warptile),),
+    compare=("warptile",),
     ratios=(("warptile", "time_warp-tiled / time_pipelined"),),
 )

@@ -1,9 +1,10 @@
-"""What a GEMM rung declares: its kernel, launch geometry, traffic model and story.
+"""What a GEMM rung declares: its kernel, launch geometry, traffic model, checks and which rungs
+it is compared with.
 
 Each rung lives in rooflab/rungs/: NAME.cu beside NAME.py, which holds one
 `RUNG = Rung(...)`. Everything else derives from these records: the harness
 (rooflab.measure.gemm) launches and checks them, the CLI's help lists them, the
-ratio table and the transition paragraphs (G10) are computed from them.
+ratio table and the climb paragraphs (rooflab.report.climb) are computed from them.
 C (M x N) = A (M x K) * B (K x N), row-major FP32; kernels take (A, B, C, M, N, K).
 
 Records are pure data (no CUDA import), so the renderers may read them.
@@ -12,7 +13,7 @@ Records are pure data (no CUDA import), so the renderers may read them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rooflab.model import tolerance
@@ -22,76 +23,6 @@ Grid = Callable[[int, int, int], tuple[int, int, int]]
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
-
-
-class Share(float):
-    """A percentage of a roof that may be unknown (an architecture missing from the tables):
-    formats as a number when known, as "?" when not, so no paragraph fails on it."""
-
-    def __format__(self, spec: str) -> str:
-        return "?" if self != self else super().__format__(spec)
-
-
-def known(metrics: dict) -> dict:
-    """A rung's figures with pct_peak always formattable (rooflab.model.metrics.rung_metrics)."""
-    pct = metrics.get("pct_peak")
-    return {**metrics, "pct_peak": Share(float("nan") if pct is None else pct)}
-
-
-@dataclass(frozen=True)
-class Step:
-    """Two rungs of one run, as a transition paragraph sees them.
-
-    `prev` and `this` are the rungs' figures (rooflab.model.metrics.rung_metrics: ms,
-    gflops, pct_peak, speedup), `prev_rec`/`this_rec` their records in the results
-    document (model, flops, checks), `profile` Nsight Compute's figures per rung
-    label (dram_gb, dram_pct, sm_pct) where the run was profiled.
-    """
-
-    prev: dict
-    this: dict
-    prev_rec: dict
-    this_rec: dict
-    profile: dict = field(default_factory=dict)
-
-    @property
-    def ratio(self) -> float:
-        """time(prev) / time(this): how many times faster this rung ran."""
-        return self.prev["ms"] / self.this["ms"]
-
-    def ncu(self, which: str = "this") -> dict | None:
-        rec = self.this_rec if which == "this" else self.prev_rec
-        return self.profile.get(rec["kernel"])
-
-    def evidence(self, which: str = "this") -> str:
-        """What Nsight Compute saw of one rung, as a sentence ("" where it was not profiled):
-        issue-slot use, achieved occupancy, registers, the top stall reasons, bank conflicts."""
-        p = self.ncu(which)
-        if not p or "issue_pct" not in p:
-            return ""
-        rec = self.this_rec if which == "this" else self.prev_rec
-        parts = [f"issue slots {p['issue_pct']:.0f}% busy"]
-        if "occupancy_pct" in p:
-            parts.append(f"achieved occupancy {p['occupancy_pct']:.0f}%")
-        if "registers" in p:
-            parts.append(f"{p['registers']:.0f} registers per thread")
-        stalls = list((p.get("stalls") or {}).items())[:3]
-        if stalls:
-            parts.append("top stalls " + ", ".join(f"{r.replace('_', ' ')} {v:.2f}" for r, v in stalls)
-                         + " warps per issued instruction")
-        if "bank_conflicts" in p and "shared_wavefronts" in p and p["shared_wavefronts"]:
-            parts.append(f"shared-load bank conflicts {p['bank_conflicts'] / p['shared_wavefronts']:.0%} of "
-                         f"{p['shared_wavefronts'] / 1e9:.2f} G wavefronts")
-        return f" Nsight Compute on {rec['kernel']}: " + "; ".join(parts) + "."
-
-    def norm(self, which: str = "this") -> float | None:
-        rec = self.this_rec if which == "this" else self.prev_rec
-        vals = [c["value"] for c in rec.get("checks", []) if c["name"] == "normwise"]
-        return vals[-1] if vals else None
-
-
-Transition = Callable[[Step], str]
-
 
 
 def launch_grid(grid: Grid, m: int, n: int, k: int, sms: Callable[[], int]) -> tuple[int, ...]:
@@ -115,8 +46,8 @@ class Variant:
     block: tuple[int, int, int]
     grid: Grid | None
     shared_mem: int = 0
-    # a library rung's configuration: "module:function:argument", replacing the rung's launcher
-    launcher: str | None = None
+    # a library rung's configuration (a Triton tile, rooflab.rungs.triton.Config.spec), replacing the rung's own
+    config: str | None = None
 
 
 @dataclass(frozen=True)
@@ -153,13 +84,15 @@ class Rung:
     def with_variant(self, v: Variant) -> Rung:
         from dataclasses import replace  # noqa: PLC0415
 
-        if v.launcher is not None:
-            return replace(self, launcher=v.launcher)
+        if v.config is not None:
+            return replace(self, config=v.config)
         return replace(self, kernel=v.kernel, block=v.block, grid=v.grid, shared_mem=v.shared_mem)
-    # library rungs: "module:function" whose function(m, n, k) returns launch(a, b, c) (a string
-    # keeps this record free of CUDA imports), or that function itself (a user's Python callable);
-    # "module:function:argument" calls function(argument, m, n, k) (a configuration, e.g. a Triton tile)
-    launcher: str | Callable | None = None
+    # a library rung: which library runs it, a key of rooflab.measure.libraries.LIBRARIES ("cublas",
+    # "triton"; a name keeps this record free of CUDA imports), and the library's configuration
+    library: str | None = None
+    config: str | None = None
+    # a user's Python callable: launcher(m, n, k) returns launch(a, b, c)
+    launcher: Callable | None = None
     # Python modules the rung needs beyond rooflab's own (e.g. triton, torch); where one is missing the
     # rung is skipped, saying which
     needs: tuple[str, ...] = ()
@@ -170,9 +103,9 @@ class Rung:
     # rounded (or big/small split) copies of A and B^T with K padded; timed with the kernel
     staging: str | None = None
     shared_mem: int = 0  # dynamic shared memory per block, bytes
-    # the paragraphs (G10) for steps from an earlier rung to this one, from the run's
-    # numbers: (earlier rung, heading, function). Shown when both rungs passed.
-    paragraphs: tuple[tuple[str, str, Transition], ...] = ()
+    # the earlier rungs this one is compared with, a climb paragraph each where both passed
+    # (rooflab.report.climb holds the prose; a step with none gets a paragraph of the run's figures)
+    compare: tuple[str, ...] = ()
     # ratios the seed asks for, time(other) / time(this): (other rung, label)
     ratios: tuple[tuple[str, str], ...] = ()
 

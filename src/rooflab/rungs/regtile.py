@@ -1,18 +1,4 @@
-from rooflab.rungs.record import Rung, Step, cdiv
-
-
-def _from_tiled(s: Step) -> str:
-    c, r = s.prev, s.this
-    model = s.this_rec["model"]
-    return (
-        f"Register tiling ran {s.ratio:.1f}× faster than the TILE=32 kernel ({c['ms']:.2f} → "
-        f"{r['ms']:.2f} ms, {r['pct_peak']:.1f}% of peak). The seed's tiled kernel needs two shared-memory loads "
-        f"for every FMA, so shared-memory bandwidth, not the FMA units, sets its pace. Giving each thread an "
-        f"8×8 block of outputs turns 16 shared loads into 64 FMAs (a quarter load per FMA), and the 128×128 "
-        f"block tile lifts the modelled intensity to {model['flop_per_load']:.0f} FLOP per "
-        f"global load ({model['ai_flop_per_byte']:.0f} FLOP/byte)."
-        + s.evidence("prev") + s.evidence()
-    )
+from rooflab.rungs.record import Rung, cdiv
 
 
 RUNG = Rung(
@@ -31,6 +17,6 @@ RUNG = Rung(
         "and 8 of B from shared memory (as 16-byte vectors) and performs 64 FMAs with them, a quarter of a "
         "shared load per FMA instead of two; each global load now serves 128 FLOP."
     ),
-    paragraphs=(("tiled32", "tiled → register-tiled (G12)", _from_tiled),),
+    compare=("tiled32",),
     ratios=(("tiled32", "time_tiled(32) / time_register-tiled (G12)"),),
 )

@@ -3,7 +3,7 @@ and BF16 on wgmma (sm_90a), BF16 also fed by TMA; cuBLAS's TF32 and BF16 beside 
 of the unit it uses, and checked against the float64 product of its inputs rounded the way it
 reads them. Kernels: a 1-D grid with grouped rasterisation; block tiles per record."""
 
-from rooflab.rungs.record import Rung, Step, Variant, cdiv
+from rooflab.rungs.record import Rung, Variant, cdiv
 from rooflab.rungs.wgmma_bf16_tma import TMA_RUNGS
 
 
@@ -79,25 +79,6 @@ _W3_VARIANTS = (
 )
 
 
-def _vs_library(what: str):
-    def para(s: Step) -> str:
-        ours, lib = s.prev, s.this
-        return (f"{what}: our kernel {ours['ms']:.3f} ms ({ours['gflops'] / 1e3:,.0f} TFLOP/s, "
-                f"{ours['pct_peak']:.0f}% of its roof), cuBLAS {lib['ms']:.3f} ms ({lib['gflops'] / 1e3:,.0f} TFLOP/s, "
-                f"{lib['pct_peak']:.0f}%): cuBLAS is {s.ratio:.2f}× as fast.")
-    return para
-
-
-def _sgemm_to_3xtf32(s: Step) -> str:
-    sg, x3 = s.prev, s.this
-    return (f"3xTF32 runs FP32-accurate GEMM on the tensor cores: each FP32 operand is split into a TF32 high "
-            f"part and a TF32 residual, and three products (big·big, big·small, small·big) accumulate in FP32. "
-            f"It ran {s.ratio:.2f}× the speed of cuBLAS SGEMM ({sg['ms']:.3f} → {x3['ms']:.3f} ms, "
-            f"{x3['gflops'] / 1e3:,.0f} TFLOP/s, {x3['pct_peak']:.0f}% of a third of the TF32 roof), with normwise "
-            f"error {s.norm('this'):.1e} against {s.norm('prev'):.1e} for SGEMM: the FP32 CUDA-core roof no longer "
-            f"bounds an FP32-accurate GEMM.")
-
-
 MMA_TF32 = Rung(
     name="mma_tf32", title="mma.sync TF32", stage="tensor cores", precision="tf32", rounding="tf32",
     source="rungs/mma_tf32.cu", kernel="mm_tf32", block=(256, 1, 1), grid=_grid, shared_mem=156672,
@@ -115,7 +96,7 @@ MMA_3XTF32 = Rung(
             "summed from zero by the tensor core and added to an FP32 accumulator with a round-to-nearest add, so "
             "the tensor core's truncating accumulation never acts on a long sum. Checked against FP32's "
             "tolerance on FP32 inputs.",
-    paragraphs=(("cublas", "cuBLAS SGEMM → 3xTF32", _sgemm_to_3xtf32),),
+    compare=("cublas",),
     ratios=(("cublas", "time_cuBLAS SGEMM / time_3xTF32"),),
 )
 WGMMA_3XTF32 = Rung(
@@ -130,13 +111,7 @@ WGMMA_3XTF32 = Rung(
             "step straight from it. The products of every two k-tiles are summed from zero in a partial "
             "accumulator and added to the FP32 accumulator with round-to-nearest adds, so the tensor core's "
             "truncating accumulation never acts on a long sum.",
-    paragraphs=(("cublas", "cuBLAS SGEMM → wgmma 3xTF32", _sgemm_to_3xtf32),
-                ("mma_3xtf32", "mma.sync → wgmma (3xTF32)", lambda s: (
-                    f"wgmma ran {s.ratio:.2f}× as fast as mma.sync on the same FP32-accurate problem "
-                    f"({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s): the "
-                    f"warpgroup MMA runs at the tensor core's full TF32 rate, where mma.sync reaches about two "
-                    f"thirds of it, and reads both operands straight from shared memory, where mma.sync stages "
-                    f"every fragment through registers."))),
+    compare=("cublas", "mma_3xtf32"),
     ratios=(("cublas", "time_cuBLAS SGEMM / time_wgmma 3xTF32"),
             ("mma_3xtf32", "time_mma 3xTF32 / time_wgmma 3xTF32")),
 )
@@ -154,13 +129,12 @@ WGMMA_TF32 = Rung(
 )
 CUBLAS_TF32 = Rung(
     name="cublas_tf32", title="cuBLAS TF32", stage="tensor cores (ceiling)", precision="tf32", rounding="tf32",
-    launcher="rooflab.cuda.cublas:gemm_tf32", loads_per_fma=None, block=(0, 0, 0), requires_cc=(8, 0),
+    library="cublas", loads_per_fma=None, block=(0, 0, 0), requires_cc=(8, 0),
     # cuBLAS does not document how it rounds FP32 to TF32; against the round-to-nearest reference
     # a truncating library lands near 1e-4, so its tolerance is the TF32 one, not FP32's
     normwise_tol=1e-3,
     explain="cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32: NVIDIA's TF32 tensor-core GEMM, the TF32 rungs' peer.",
-    paragraphs=(("mma_tf32", "mma.sync TF32 vs cuBLAS TF32", _vs_library("TF32")),
-                ("wgmma_tf32", "wgmma TF32 vs cuBLAS TF32", _vs_library("TF32 (wgmma)"))),
+    compare=("mma_tf32", "wgmma_tf32"),
     ratios=(("mma_tf32", "time_mma TF32 / time_cuBLAS TF32"),
             ("wgmma_tf32", "time_wgmma TF32 / time_cuBLAS TF32")),
 )
@@ -180,19 +154,15 @@ WGMMA_BF16 = Rung(
     explain="Hopper's warpgroup MMA: three warpgroups (a 192×256 tile) each issue wgmma m64n256k16 on operands in "
             "128-byte-swizzled shared memory (a 3- or 4-stage cp.async ring), so a whole 64×256 tile's products "
             "run asynchronously while the next slices load.",
-    paragraphs=(("mma_bf16", "mma.sync → wgmma (BF16)", lambda s: (
-        f"wgmma ran {s.ratio:.2f}× as fast as mma.sync on the same BF16 problem ({s.prev['ms']:.3f} → "
-        f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 "
-        f"roof): a warpgroup's asynchronous 64×256×16 products read B straight from shared memory, where "
-        f"mma.sync needs every fragment staged through registers by ldmatrix.")),),
+    compare=("mma_bf16",),
     ratios=(("mma_bf16", "time_mma BF16 / time_wgmma BF16"),),
 )
 CUBLAS_BF16 = Rung(
     name="cublas_bf16", title="cuBLAS BF16", stage="tensor cores (ceiling)", precision="bf16", inputs="bf16",
-    rounding="bf16", launcher="rooflab.cuda.cublas:gemm_bf16", loads_per_fma=None, block=(0, 0, 0),
+    rounding="bf16", library="cublas", loads_per_fma=None, block=(0, 0, 0),
     requires_cc=(8, 0),
     explain="cublasGemmEx on BF16 inputs with FP32 accumulation (CUBLAS_COMPUTE_32F): the BF16 rungs' peer.",
-    paragraphs=(("wgmma_bf16", "wgmma BF16 vs cuBLAS BF16", _vs_library("BF16")),),
+    compare=("wgmma_bf16",),
     ratios=(("wgmma_bf16", "time_wgmma BF16 / time_cuBLAS BF16"),
             ("mma_bf16", "time_mma BF16 / time_cuBLAS BF16")),
 )

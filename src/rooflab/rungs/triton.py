@@ -2,8 +2,8 @@
 precisions: FP32 on the CUDA cores (input_precision="ieee"), TF32, tf32x3 (FP32-accurate on the
 tensor cores) and BF16 inputs, each with FP32 accumulation and judged against its own roof.
 
-A launch configuration is a Variant whose launcher string carries it
-("rooflab.cuda.triton_gemm:launcher:<precision> <config>"), so rooflab's tune cache picks the
+A launch configuration is a Variant whose config carries it ("<precision> <label>", run by
+rooflab.cuda.triton_gemm.launcher through rooflab.measure.libraries), so rooflab's tune cache picks the
 winner per GPU (`rooflab tune`) and Triton's own autotuner never searches at run time. Triton and
 torch are imported only when such a rung is prepared; where either is missing the rung is skipped,
 saying why. Records stay pure data.
@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from rooflab.rungs.record import Rung, Step, Variant
+from rooflab.rungs.record import Rung, Variant
 
-LAUNCHER = "rooflab.cuda.triton_gemm:launcher"
 NEEDS = ("triton", "torch")
 # Triton's input_precision per rung precision (BF16 inputs ignore it: their dot is BF16)
 INPUT_PRECISION = {"fp32": "ieee", "tf32": "tf32", "3xtf32": "tf32x3", "bf16": "tf32"}
@@ -45,8 +44,9 @@ class Config:
                 + (" persist" if self.persist else ""))
 
     @property
-    def launcher(self) -> str:
-        return f"{LAUNCHER}:{self.precision} {self.label}"
+    def spec(self) -> str:
+        """What the rung's config holds and the launcher parses: '<precision> <label>'."""
+        return f"{self.precision} {self.label}"
 
     @property
     def input_precision(self) -> str:
@@ -57,7 +57,7 @@ _LABEL = re.compile(r"(fp32|tf32|3xtf32|bf16) (\d+)x(\d+)x(\d+) w(\d+) s(\d+) g(
 
 
 def parse(text: str) -> Config:
-    """'<precision> <label>' (Config.launcher's argument) -> Config."""
+    """'<precision> <label>' (Config.spec) -> Config."""
     m = _LABEL.match(text.strip())
     if not m:
         raise ValueError(f"not a Triton GEMM configuration: {text!r}")
@@ -75,7 +75,7 @@ def _variants(precision: str, specs) -> tuple[Variant, ...]:
         flags = s[5] if len(s) > 5 else ""
         c = Config(precision, bm, bn, bk, warps, stages, tma="tma" in flags, trans="trans" in flags,
                    bt="bt" in flags.split(), persist="persist" in flags.split())
-        out.append(Variant(label=c.label, kernel="triton", block=(0, 0, 0), grid=None, launcher=c.launcher))
+        out.append(Variant(label=c.label, kernel="triton", block=(0, 0, 0), grid=None, config=c.spec))
     return tuple(out)
 
 
@@ -111,44 +111,21 @@ BF16_VARIANTS = _variants("bf16", [
 ])
 
 
-def _vs_cublas(what: str):
-    """On a Triton record, after its cuBLAS peer: prev is cuBLAS, this is Triton."""
-    def para(s: Step) -> str:
-        lib, tri = s.prev, s.this
-        return (f"{what}: Triton {tri['ms']:.3f} ms ({tri['gflops'] / 1e3:,.1f} TFLOP/s, {tri['pct_peak']:.0f}% of "
-                f"its roof), cuBLAS {lib['ms']:.3f} ms ({lib['gflops'] / 1e3:,.1f} TFLOP/s, {lib['pct_peak']:.0f}%): "
-                f"Triton runs at {s.ratio:.2f}× cuBLAS's speed.")
-    return para
-
-
-def _tf32x3_vs_sgemm(s: Step) -> str:
-    sg, x3 = s.prev, s.this
-    return (f"Triton's tf32x3 splits each FP32 operand into a TF32 high part (cvt.rna) and a residual and sums "
-            f"three TF32 products per k-tile into a zeroed accumulator, added to the FP32 sum once per tile. It ran "
-            f"at {s.ratio:.2f}× the speed of cuBLAS SGEMM ({sg['ms']:.3f} → {x3['ms']:.3f} ms, "
-            f"{x3['gflops'] / 1e3:,.1f} TFLOP/s, {x3['pct_peak']:.0f}% of a third of the TF32 roof) with normwise "
-            f"error {s.norm('this'):.1e} against SGEMM's {s.norm('prev'):.1e}.")
-
-
-_COMMON = dict(stage="Python-native (Triton)", loads_per_fma=None, block=(0, 0, 0), needs=NEEDS)
+_COMMON = dict(stage="Python-native (Triton)", loads_per_fma=None, block=(0, 0, 0), needs=NEEDS, library="triton")
 
 TRITON_FP32 = Rung(
-    name="triton_fp32", title="Triton FP32 (ieee, CUDA cores)", precision="fp32", launcher=FP32_VARIANTS[0].launcher,
+    name="triton_fp32", title="Triton FP32 (ieee, CUDA cores)", precision="fp32", config=FP32_VARIANTS[0].config,
     variants=FP32_VARIANTS, **_COMMON,
     explain="The same blocked GEMM written in Triton: a grouped block order, K-slices of A and B loaded as "
             "tiles (pipelined by Triton's software pipeliner), tl.dot(input_precision=\"ieee\") lowered to FP32 "
             "FMAs on the CUDA cores. The tile, warp count and pipeline depth are variants rooflab tunes.",
-    paragraphs=(("cublas", "cuBLAS SGEMM vs Triton FP32", lambda s: (
-        f"Triton's FP32 GEMM (tl.dot with input_precision=\"ieee\", FMAs on the CUDA cores) ran at "
-        f"{s.ratio:.2f}× cuBLAS SGEMM's speed ({s.this['ms']:.3f} ms vs {s.prev['ms']:.3f} ms, "
-        f"{s.this['gflops'] / 1e3:,.1f} TFLOP/s, {s.this['pct_peak']:.0f}% of the FP32 roof): a dozen lines of "
-        f"Python against NVIDIA's hand-tuned SASS.")),),
+    compare=("cublas",),
     ratios=(("cublas", "time_cuBLAS SGEMM / time_Triton FP32"),),
 )
 TRITON_TF32 = Rung(
-    name="triton_tf32", title="Triton TF32", precision="tf32", rounding="tf32_trunc", launcher=TF32_VARIANTS[0].launcher,
+    name="triton_tf32", title="Triton TF32", precision="tf32", rounding="tf32_trunc", config=TF32_VARIANTS[0].config,
     variants=TF32_VARIANTS, requires_cc=(8, 0), **_COMMON,
-    paragraphs=(("cublas_tf32", "cuBLAS TF32 vs Triton TF32", _vs_cublas("TF32")),),
+    compare=("cublas_tf32",),
     ratios=(("cublas_tf32", "time_cuBLAS TF32 / time_Triton TF32"),),
     explain="tl.dot on FP32 tiles with input_precision=\"tf32\": the tensor core reads the FP32 bits as TF32, "
             "dropping the low 13 mantissa bits (truncation, no cvt.rna), so the check's reference truncates "
@@ -158,18 +135,18 @@ TRITON_TF32 = Rung(
 )
 TRITON_TF32X3 = Rung(
     name="triton_tf32x3", title="Triton tf32x3 (FP32-accurate)", precision="3xtf32",
-    launcher=TF32X3_VARIANTS[0].launcher, variants=TF32X3_VARIANTS, requires_cc=(8, 0), **_COMMON,
+    config=TF32X3_VARIANTS[0].config, variants=TF32X3_VARIANTS, requires_cc=(8, 0), **_COMMON,
     explain="tl.dot(input_precision=\"tf32x3\"): Triton splits each FP32 operand into a TF32 high part "
             "(cvt.rna) and the residual, and sums three TF32 products (small·big, big·small, big·big) "
             "per k-tile from zero before one FP32 add. Checked against FP32's tolerance on FP32 inputs.",
-    paragraphs=(("cublas", "cuBLAS SGEMM → Triton tf32x3", _tf32x3_vs_sgemm),),
+    compare=("cublas",),
     ratios=(("cublas", "time_cuBLAS SGEMM / time_Triton tf32x3"),),
 )
 TRITON_BF16 = Rung(
     name="triton_bf16", title="Triton BF16", precision="bf16", inputs="bf16", rounding="bf16",
-    launcher=BF16_VARIANTS[0].launcher, variants=BF16_VARIANTS, requires_cc=(8, 0),
+    config=BF16_VARIANTS[0].config, variants=BF16_VARIANTS, requires_cc=(8, 0),
     **_COMMON,
-    paragraphs=(("cublas_bf16", "cuBLAS BF16 vs Triton BF16", _vs_cublas("BF16")),),
+    compare=("cublas_bf16",),
     ratios=(("cublas_bf16", "time_cuBLAS BF16 / time_Triton BF16"),),
     explain="BF16 inputs (the harness's bit patterns viewed as torch.bfloat16, no copy), FP32 accumulation: "
             "tl.dot lowers to Hopper's wgmma with operands staged in swizzled shared memory by Triton's "

@@ -1,10 +1,10 @@
-"""The BF16 wgmma rungs fed by TMA (rungs/wgmma_bf16_tma.cu, sm_90a): the first two steps past the
-cp.async ring of wgmma_bf16 towards and past cuBLAS. Step 1 loads each stage with
-cp.async.bulk.tensor on tensor maps (rooflab.cuda.tma, staging scheme "tma"); step 2 gives the
-loads a warpgroup of their own. Each paragraph is computed from the run and, where the run was
-profiled, from Nsight Compute's figures of both rungs."""
+"""The BF16 wgmma rungs fed by TMA (rungs/wgmma_bf16_tma.cu, sm_90a): the steps past the cp.async
+ring of wgmma_bf16 towards and past cuBLAS. TMA loads (cp.async.bulk.tensor on tensor maps,
+rooflab.cuda.tma, staging scheme "tma"); a warpgroup of its own for the loads; persistent blocks;
+2-CTA clusters with B multicast; the epilogue through shared memory and TMA stores (scheme
+"tma_store"). Their climb paragraphs are in rooflab/report/climb/tma.py."""
 
-from rooflab.rungs.record import Rung, Step, Variant, cdiv
+from rooflab.rungs.record import Rung, Variant, cdiv
 
 BOX_BYTES = 64 * 128  # one 64 x 64 BF16 box
 
@@ -69,72 +69,6 @@ _STORE_VARIANTS = (
 )
 
 
-def _change(ratio: float) -> str:
-    if ratio >= 1.02:
-        return f"{ratio:.2f}× as fast"
-    if ratio <= 0.98:
-        return f"slower ({ratio:.2f}× the speed)"
-    return f"no faster ({ratio:.2f}×, within run-to-run spread)"
-
-
-def _evidence(s: Step) -> str:
-    both = s.evidence("prev") + s.evidence("this")
-    return both or " (Run with profiling for the counters that show where the time went.)"
-
-
-def _cp_async_to_tma(s: Step) -> str:
-    return (f"TMA loads in place of the cp.async ring: {_change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). One thread issues a "
-            f"stage as a few 64×64 boxes and an mbarrier counts their bytes, where every thread of the cp.async "
-            f"rung computed an address and a predicate for each 16-byte chunk, fenced the async proxy and met the "
-            f"block at a barrier every k-tile; the warps now only wait on a barrier's phase and issue wgmma."
-            + _evidence(s))
-
-
-def _tma_to_ws(s: Step) -> str:
-    return (f"Warp specialisation: {_change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). A producer "
-            f"warpgroup, its registers given to the consumers with setmaxnreg, keeps up to a whole ring of "
-            f"stages in flight and waits only for a slot to be released; in the TMA rung one consumer thread "
-            f"issued the loads between its own wgmma, so a refill waited until that thread's warpgroup had "
-            f"finished the previous k-tile." + _evidence(s))
-
-
-def _ws_to_persistent(s: Step) -> str:
-    return (f"Persistent blocks: {_change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). One block an SM walks "
-            f"the tiles in grouped order and its producer runs the ring on from one tile into the next, so the next "
-            f"tile's first stages load while the consumers store this tile's C; a block a tile paid the ring's fill "
-            f"and its launch at every tile." + _evidence(s))
-
-
-def _persistent_to_cluster(s: Step) -> str:
-    return (f"2-CTA clusters with TMA multicast: {_change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). The two blocks of a "
-            f"cluster hold vertically adjacent tiles that read the same 256 columns of B: each loads half of B's "
-            f"panels once and multicasts them into both blocks' shared memory, so B crosses from L2 once per pair "
-            f"(a third less L2-to-SM traffic for this tile shape); a slot is released on both blocks' barriers."
-            + _evidence(s))
-
-
-def _to_tma_store(s: Step) -> str:
-    return (f"The epilogue through shared memory and TMA stores: {_change(s.ratio)} ({s.prev['ms']:.3f} → "
-            f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). "
-            f"Each consumer warpgroup writes its 64×256 FP32 accumulators into shared memory a 64×32 box at a time "
-            f"and one thread hands each box to a TMA store, so the warpgroup starts the next tile's wgmma while C "
-            f"goes out to memory; before, the tensor cores waited for every thread's 64 global stores, and C is "
-            f"4 bytes an element here, as much as both BF16 operands of a 128-row tile at K = 128." + _evidence(s))
-
-
-def _vs_cublas(what: str):
-    def para(s: Step) -> str:
-        lib, ours = s.prev, s.this
-        return (f"{what} against cuBLAS BF16 in the same run: {ours['ms']:.3f} ms ({ours['gflops'] / 1e3:,.0f} "
-                f"TFLOP/s, {ours['pct_peak']:.0f}% of the BF16 roof) against {lib['ms']:.3f} ms "
-                f"({lib['gflops'] / 1e3:,.0f} TFLOP/s): {s.ratio:.3f}× cuBLAS's speed." + _evidence(s))
-    return para
-
-
 _COMMON = dict(stage="tensor cores", precision="bf16", inputs="bf16", rounding="bf16", source="rungs/wgmma_bf16_tma.cu",
                requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), staging="tma")
 
@@ -149,8 +83,7 @@ WGMMA_BF16_TMA = Rung(
             "the swizzled tile, and releases the slot through an empty mbarrier once those products are done. "
             "Where K or N is not a multiple of 8 (TMA needs 16-byte row pitches) the operand is first copied "
             "with its rows padded, inside the timed launch.",
-    paragraphs=(("wgmma_bf16", "cp.async ring → TMA loads (BF16)", _cp_async_to_tma),
-                ("cublas_bf16", "wgmma BF16 TMA vs cuBLAS BF16", _vs_cublas("wgmma BF16 on TMA"))),
+    compare=("wgmma_bf16", "cublas_bf16"),
     ratios=(("wgmma_bf16", "time_wgmma BF16 / time_wgmma BF16 TMA"),
             ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 TMA")),
 )
@@ -163,9 +96,7 @@ WGMMA_BF16_TMA_WS = Rung(
             "2 consume (setmaxnreg.inc), each waiting on a slot's full-barrier parity, issuing m64n256k16 wgmma "
             "for its 64 rows of the 128×256 tile and releasing the slot one k-tile later. No block-wide barrier "
             "after the start.",
-    paragraphs=(("wgmma_bf16_tma", "TMA → warp specialisation (BF16)", _tma_to_ws),
-                ("cublas_bf16", "wgmma BF16 warp-specialised vs cuBLAS BF16",
-                 _vs_cublas("wgmma BF16, TMA + warp specialisation"))),
+    compare=("wgmma_bf16_tma", "cublas_bf16"),
     ratios=(("wgmma_bf16_tma", "time_wgmma BF16 TMA / time_wgmma BF16 TMA warp-specialised"),
             ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 TMA warp-specialised")),
 )
@@ -178,8 +109,7 @@ WGMMA_BF16_PERSISTENT = Rung(
             "(block b takes tiles b, b + grid, …); the producer thread runs one ring through all of its tiles, so "
             "loads for the next tile start while the consumers store the last one, and a slot is released by one "
             "thread of each consumer warpgroup instead of all 128.",
-    paragraphs=(("wgmma_bf16_tma_ws", "warp specialisation → persistent blocks (BF16)", _ws_to_persistent),
-                ("cublas_bf16", "wgmma BF16 persistent vs cuBLAS BF16", _vs_cublas("wgmma BF16, persistent"))),
+    compare=("wgmma_bf16_tma_ws", "cublas_bf16"),
     ratios=(("wgmma_bf16_tma_ws", "time_wgmma BF16 TMA warp-specialised / time_wgmma BF16 persistent"),
             ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 persistent")),
 )
@@ -191,8 +121,7 @@ WGMMA_BF16_CLUSTER = Rung(
             "row tiles that share their 256 columns of B, each issues half of B's panels with TMA multicast into "
             "both blocks' shared memory, and every consumer releases a slot on the empty barriers of both blocks "
             "(through mapa), so neither overwrites a slot its partner still reads.",
-    paragraphs=(("wgmma_bf16_persistent", "persistent → 2-CTA clusters with multicast (BF16)", _persistent_to_cluster),
-                ("cublas_bf16", "wgmma BF16 clusters vs cuBLAS BF16", _vs_cublas("wgmma BF16, clusters + multicast"))),
+    compare=("wgmma_bf16_persistent", "cublas_bf16"),
     ratios=(("wgmma_bf16_persistent", "time_wgmma BF16 persistent / time_wgmma BF16 clusters"),
             ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 clusters")),
 )
@@ -209,9 +138,7 @@ WGMMA_BF16_TMA_STORE = Rung(
             "The warpgroup is back at the next tile's wgmma as soon as the last box is issued. Where C's rows are "
             "not 16-byte multiples (N not a multiple of 4) it stores directly, as the other rungs do. A variant "
             "runs it in 2-CTA clusters with B multicast.",
-    paragraphs=(("wgmma_bf16_cluster", "registers → TMA-store epilogue (BF16)", _to_tma_store),
-                ("cublas_bf16", "wgmma BF16 TMA-store epilogue vs cuBLAS BF16",
-                 _vs_cublas("wgmma BF16, persistent + TMA-store epilogue"))),
+    compare=("wgmma_bf16_cluster", "cublas_bf16"),
     ratios=(("wgmma_bf16_cluster", "time_wgmma BF16 clusters / time_wgmma BF16 TMA-store epilogue"),
             ("cublas_bf16", "time_cuBLAS BF16 / time_wgmma BF16 TMA-store epilogue")),
 )

@@ -1,0 +1,85 @@
+"""The BF16 wgmma rungs fed by TMA: the cp.async ring to TMA loads, TMA to warp specialisation, to
+persistent blocks, to 2-CTA clusters with multicast, to the TMA-store epilogue, each against cuBLAS
+BF16; where the run was profiled, Nsight Compute's figures of both rungs."""
+
+from __future__ import annotations
+
+from rooflab.report.climb.step import Paragraph, Step, change
+
+
+def _evidence(s: Step) -> str:
+    return s.both_evidence() or " (Run with profiling for the counters that show where the time went.)"
+
+
+def cp_async_to_tma(s: Step) -> str:
+    return (f"TMA loads in place of the cp.async ring: {change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
+            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). One thread issues a "
+            f"stage as a few 64×64 boxes and an mbarrier counts their bytes, where every thread of the cp.async "
+            f"rung computed an address and a predicate for each 16-byte chunk, fenced the async proxy and met the "
+            f"block at a barrier every k-tile; the warps now only wait on a barrier's phase and issue wgmma."
+            + _evidence(s))
+
+
+def tma_to_ws(s: Step) -> str:
+    return (f"Warp specialisation: {change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
+            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). A producer "
+            f"warpgroup, its registers given to the consumers with setmaxnreg, keeps up to a whole ring of "
+            f"stages in flight and waits only for a slot to be released; in the TMA rung one consumer thread "
+            f"issued the loads between its own wgmma, so a refill waited until that thread's warpgroup had "
+            f"finished the previous k-tile." + _evidence(s))
+
+
+def ws_to_persistent(s: Step) -> str:
+    return (f"Persistent blocks: {change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
+            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). One block an SM walks "
+            f"the tiles in grouped order and its producer runs the ring on from one tile into the next, so the next "
+            f"tile's first stages load while the consumers store this tile's C; a block a tile paid the ring's fill "
+            f"and its launch at every tile." + _evidence(s))
+
+
+def persistent_to_cluster(s: Step) -> str:
+    return (f"2-CTA clusters with TMA multicast: {change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
+            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). The two blocks of a "
+            f"cluster hold vertically adjacent tiles that read the same 256 columns of B: each loads half of B's "
+            f"panels once and multicasts them into both blocks' shared memory, so B crosses from L2 once per pair "
+            f"(a third less L2-to-SM traffic for this tile shape); a slot is released on both blocks' barriers."
+            + _evidence(s))
+
+
+def to_tma_store(s: Step) -> str:
+    return (f"The epilogue through shared memory and TMA stores: {change(s.ratio)} ({s.prev['ms']:.3f} → "
+            f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). "
+            f"Each consumer warpgroup writes its 64×256 FP32 accumulators into shared memory a 64×32 box at a time "
+            f"and one thread hands each box to a TMA store, so the warpgroup starts the next tile's wgmma while C "
+            f"goes out to memory; before, the tensor cores waited for every thread's 64 global stores, and C is "
+            f"4 bytes an element here, as much as both BF16 operands of a 128-row tile at K = 128." + _evidence(s))
+
+
+def vs_cublas(what: str) -> Paragraph:
+    """On a TMA record, after cuBLAS BF16: prev is cuBLAS, this is ours."""
+    def para(s: Step) -> str:
+        lib, ours = s.prev, s.this
+        return (f"{what} against cuBLAS BF16 in the same run: {ours['ms']:.3f} ms ({ours['gflops'] / 1e3:,.0f} "
+                f"TFLOP/s, {ours['pct_peak']:.0f}% of the BF16 roof) against {lib['ms']:.3f} ms "
+                f"({lib['gflops'] / 1e3:,.0f} TFLOP/s): {s.ratio:.3f}× cuBLAS's speed." + _evidence(s))
+    return para
+
+
+# (rung, the earlier rung it is compared with) -> (heading, paragraph)
+PARAGRAPHS = {
+    ("wgmma_bf16_tma", "wgmma_bf16"): ("cp.async ring → TMA loads (BF16)", cp_async_to_tma),
+    ("wgmma_bf16_tma", "cublas_bf16"): ("wgmma BF16 TMA vs cuBLAS BF16", vs_cublas("wgmma BF16 on TMA")),
+    ("wgmma_bf16_tma_ws", "wgmma_bf16_tma"): ("TMA → warp specialisation (BF16)", tma_to_ws),
+    ("wgmma_bf16_tma_ws", "cublas_bf16"): ("wgmma BF16 warp-specialised vs cuBLAS BF16",
+                                           vs_cublas("wgmma BF16, TMA + warp specialisation")),
+    ("wgmma_bf16_persistent", "wgmma_bf16_tma_ws"): ("warp specialisation → persistent blocks (BF16)", ws_to_persistent),
+    ("wgmma_bf16_persistent", "cublas_bf16"): ("wgmma BF16 persistent vs cuBLAS BF16",
+                                               vs_cublas("wgmma BF16, persistent")),
+    ("wgmma_bf16_cluster", "wgmma_bf16_persistent"): ("persistent → 2-CTA clusters with multicast (BF16)",
+                                                      persistent_to_cluster),
+    ("wgmma_bf16_cluster", "cublas_bf16"): ("wgmma BF16 clusters vs cuBLAS BF16",
+                                            vs_cublas("wgmma BF16, clusters + multicast")),
+    ("wgmma_bf16_tma_store", "wgmma_bf16_cluster"): ("registers → TMA-store epilogue (BF16)", to_tma_store),
+    ("wgmma_bf16_tma_store", "cublas_bf16"): ("wgmma BF16 TMA-store epilogue vs cuBLAS BF16",
+                                              vs_cublas("wgmma BF16, persistent + TMA-store epilogue")),
+}
