@@ -280,28 +280,19 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
 
 
 def write_outputs(doc: dict, out_dir: str) -> list[str]:
-    """Write results.json (first), report.md, one CSV per table, roofline.png/.svg and, with a
-    memory section, roofline-levels.png, with a timed sweep, sweep.png, with a trace, trace.png; and
-    report.html where Plotly is installed. Returns the names."""
+    """Write results.json (first), every picture of the sections the document holds (roofline.png/.svg;
+    with a memory section roofline-levels.png, with a timed sweep sweep.png, ...), report.md, one CSV
+    per table, and report.html where Plotly is installed. Returns the names."""
     from rooflab.report import document as render_report  # noqa: PLC0415
-    from rooflab.report.picture import plot  # noqa: PLC0415
+    from rooflab.report import section  # noqa: PLC0415  (after document: its sections are registered)
+
     out = Path(out_dir)
     results.save_document(out / "results.json", doc)  # first: whatever fails after it, the results are kept
     written = ["results.json"]
-    rl = render_report.roofline_for(doc)
-    pictures = [(f"roofline.{suffix}", lambda path, suffix=suffix: plot(rl, **{f"{suffix}_path": path}))
-                for suffix in ("png", "svg")]
-    if doc.get("memory"):  # the hierarchical roofline (L1/shared, L2, HBM), from ncu's bytes per level
-        from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
-
-        pictures.append(("roofline-levels.png", lambda path: plot_levels(doc, path)))
-    from rooflab.report import section  # noqa: PLC0415  (after document: its sections are registered)
-
-    pictures += [(d.file, lambda path, d=d: d.draw(doc, path)) for d in section.drawings(doc)]
-    for name, draw in pictures:
-        write_picture(out, name, draw)
-        written.append(name)
-    for name, text in render_report.files(doc, rl).items():
+    for d in section.drawings(doc):
+        write_picture(out, d.file, lambda path, d=d: d.draw(doc, path))
+        written.append(d.file)
+    for name, text in render_report.files(doc).items():
         if name in written:
             continue
         results.write_atomic(out / name, text)
