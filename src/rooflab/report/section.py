@@ -119,9 +119,3 @@ def tables(doc: dict) -> list[Table]:
 def drawings(doc: dict) -> list[Drawing]:
     return [d for s in present(doc) for d in s.pictures if d.when(doc)]
 
-
-def shown(doc: dict, *names: str) -> tuple[list[Table], list[tuple[str, str]]]:
-    """What a command shows of these sections (those the document holds): their tables, then their
-    paragraphs."""
-    secs = [SECTIONS[n] for n in names if SECTIONS[n].holds(doc)]
-    return [t for s in secs for t in s.tables(doc)], [p for s in secs for p in s.paragraphs(doc)]

@@ -25,7 +25,7 @@ from rooflab.report.ceilings import bandwidth_tables, bracket_table, flops_table
 from rooflab.report.explain_ceilings import bandwidth_paragraphs, flops_paragraphs
 from rooflab.report.memory import hierarchy_paragraph, hierarchy_table, level_paragraphs, memory_tables
 from rooflab.report.points import points_table
-from rooflab.report.section import Drawing, Section, View, register
+from rooflab.report.section import SECTIONS, Drawing, Section, View, register
 from rooflab.report.specs import device_table, device_tensor_rows, ridge_tables, specs_for, specs_table, tensor_table
 from rooflab.report.summary import (
     check_summary_table,
@@ -41,6 +41,13 @@ from rooflab.report.table import Table
 from rooflab.report.telemetry import telemetry_table
 
 ROOFLINE_PICTURE = Picture("roofline.png", "roofline", "roofline")
+
+
+def shown(doc: dict, *names: str) -> tuple[list[Table], list[tuple[str, str]]]:
+    """What a command shows of these sections (those the document holds): their tables, then their
+    paragraphs."""
+    secs = [SECTIONS[n] for n in names if SECTIONS[n].holds(doc)]
+    return [t for s in secs for t in s.tables(doc)], [p for s in secs for p in s.paragraphs(doc)]
 
 
 def _always(doc: dict) -> bool:
