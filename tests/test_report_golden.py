@@ -32,6 +32,6 @@ def test_the_recording_holds_every_section():
 
     files = (GOLDEN / "everything" / "files.txt").read_text(encoding="utf-8").split()
     for csv in ("flops.csv", "bandwidth.csv", "memory_l2.csv", "hierarchy.csv", "gemm.csv", "profile.csv",
-                "sweep.csv", "trace.csv", "roofline.csv", "telemetry.csv"):
+                "sweep.csv", "trace.csv", "roofline.csv", "telemetry.csv", "tensor_peaks.csv", "brackets.csv"):
         assert csv in files
     assert "report.html.txt" in _recorded("everything")
