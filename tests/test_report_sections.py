@@ -82,11 +82,11 @@ def test_the_memory_command_shows_its_record(doc, monkeypatch):
 
 
 def test_shown_is_every_table_then_every_paragraph_of_the_sections_held(doc):
-    both = json.loads((DATA / "golden" / "everything.json").read_text(encoding="utf-8"))  # measured tensor roofs
-    tables, paras = sections.shown(both, "flops", "tensor_peaks", "bench")  # no bench in it
-    assert [t.key for t in tables] == ["flops", "tensor_peaks"]
-    assert paras == sections.FLOPS.paragraphs(both) and paras
-    tables, _ = sections.shown(doc, "flops", "tensor_peaks")  # none measured in this one
+    both = json.loads((DATA / "golden" / "everything.json").read_text(encoding="utf-8"))  # tensor roofs, a trace
+    tables, paras = sections.shown(both, "flops", "tensor_peaks", "trace")
+    assert [t.key for t in tables] == ["flops", "tensor_peaks", "trace"]
+    assert paras == sections.FLOPS.paragraphs(both) + section.get("trace").paragraphs(both)
+    tables, _ = sections.shown(doc, "flops", "tensor_peaks", "trace")  # neither measured in this one
     assert [t.key for t in tables] == ["flops"]
 
 

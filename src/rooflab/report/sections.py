@@ -1,8 +1,8 @@
 """The report's built-in sections, each one record (rooflab.report.section.Section), registered in
 reading order: the summary, the spec table's peaks and ridge points, each measured ceiling, the
-memory levels, the SGEMM ladder, a benchmarked kernel, the size sweep and a traced program (in
-their own modules), a fleet, then the sections registered from outside, Nsight Compute, the
-roofline (it places every kernel measured above), the method and the course's map.
+memory levels, the SGEMM ladder, the size sweep and a traced program (in their own modules), then
+the sections registered from outside, Nsight Compute, the roofline (it places every kernel measured
+above), the method and the course's map.
 
 report.md, report.html, the CSVs, the pictures and the commands' `--format` take each section's
 part from its record; report.document only adds the title and the device line above them.
@@ -15,8 +15,6 @@ from dataclasses import replace
 from rooflab import rungs
 from rooflab.model import placement
 from rooflab.model.ridge import seed_ridges, trend_paragraph
-from rooflab.report import bench as render_bench
-from rooflab.report import fleet as render_fleet
 from rooflab.report import gemm as render_gemm
 from rooflab.report import sweep as _sweep  # noqa: F401 (registers its section)
 from rooflab.report import trace as _trace  # noqa: F401 (registers its section)
@@ -210,7 +208,7 @@ MEMORY = register(Section(name="memory", heading="Memory hierarchy: L2, shared m
                           _some(hierarchy_paragraph(doc)), blocks=_memory_blocks, order=7))
 
 
-# ---------------------------------------------------------------- the ladder, a user's kernel
+# ---------------------------------------------------------------- the ladder
 
 def _explained(doc: dict) -> list[str]:
     out = []
@@ -239,11 +237,6 @@ GEMM = register(Section(
     paragraphs=render_gemm.paragraphs, summaries=lambda doc: _some(check_summary_table(doc)), blocks=_gemm_blocks,
     order=8))
 
-BENCH = register(Section(name="bench", heading="Your kernel, checked and timed",
-                         tables=lambda doc: [render_bench.stream_table(doc), render_bench.check_table(doc)], order=9))
-
-FLEET = register(Section(name="fleet", heading="Every GPU of the node", tables=render_fleet.tables,
-                         paragraphs=render_fleet.paragraphs, order=30))
 
 
 # ---------------------------------------------------------------- what places every kernel
