@@ -299,10 +299,7 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
 
     out = Path(out_dir)
     results.save_document(out / "results.json", doc)  # first: whatever fails after it, the results are kept
-    written = ["results.json"]
-    for d in section.drawings(doc):
-        write_picture(out, d.file, lambda path, d=d: d.draw(doc, path))
-        written.append(d.file)
+    written = ["results.json", *write_drawings(out, doc, section.drawings(doc))]
     for name, text in render_report.files(doc).items():
         if name in written:
             continue
@@ -310,6 +307,13 @@ def write_outputs(doc: dict, out_dir: str) -> list[str]:
         written.append(name)
     (out / PARTIAL).unlink(missing_ok=True)
     return written
+
+
+def write_drawings(out: Path, doc: dict, drawings: list) -> list[str]:
+    """Draw each of a section's pictures (rooflab.report.section.Drawing) into ``out``. Returns the names."""
+    for d in drawings:
+        write_picture(out, d.file, lambda path, d=d: d.draw(doc, path))
+    return [d.file for d in drawings]
 
 
 def write_picture(out: Path, name: str, draw: Callable[[str], object]) -> None:
@@ -334,11 +338,7 @@ def write_sweep_outputs(doc: dict, out_dir: str) -> list[str]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results.save_document(out / "results.json", doc)
-    written = ["results.json"]
-    for d in SECTION.pictures:
-        if d.when(doc):
-            write_picture(out, d.file, lambda path, d=d: d.draw(doc, path))
-            written.append(d.file)
+    written = ["results.json", *write_drawings(out, doc, [d for d in SECTION.pictures if d.when(doc)])]
     for t in SECTION.tables(doc):
         results.write_atomic(out / f"{t.key}.csv", t.to_csv())
         written.append(f"{t.key}.csv")
