@@ -414,7 +414,7 @@ def test_tables_at_80_columns_never_break_a_number():
     from rooflab.report.terminal import to_rich  # noqa: PLC0415
 
     doc = results.load(H200)
-    tables = document.all_tables(doc, document.roofline_for(doc))
+    tables = document.all_tables(doc)
     assert len(tables) > 10
     for width in (80, 60):
         for t in tables:

@@ -15,6 +15,7 @@ from rooflab import cli as cli_mod
 from rooflab import lab, results
 from rooflab.model import hierarchy as hier
 from rooflab.report import document, html, interactive
+from rooflab.report import gemm as render_gemm
 
 pytest.importorskip("plotly")
 
@@ -24,8 +25,7 @@ LIMIT = 5_000_000  # bytes
 
 
 def _page(doc: dict) -> str:
-    rl = document.roofline_for(doc)
-    return document.files(doc, rl)["report.html"]
+    return document.files(doc)["report.html"]
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +52,14 @@ def test_self_contained_and_small(full):
 
 def test_the_same_content_as_report_md(full):
     doc, page = full
-    tables = document.all_tables(doc, document.roofline_for(doc))
+    tables = document.all_tables(doc)
     for t in tables:  # every table whole, sortable
         m = re.search(rf'<table class="sortable" id="table-{re.escape(t.key)}">(.*?)</table>', page, flags=re.S)
         assert m, t.key
         assert m.group(1).count("<tr>") == len(t.rows) + 1, t.key  # the header and every row
     for heading in re.findall(r"^#+ (.+)$", document.markdown(doc, tables), flags=re.M):
         assert html._inline(heading) in page, heading
-    for title, _text in document.render_gemm.paragraphs(doc):
+    for title, _text in render_gemm.paragraphs(doc):
         assert f"<strong>{html._inline(title)}.</strong>" in page
     assert "guard zones @ 512x512x512: nothing written outside C" in page  # the full check list
     assert "b200 FP4 tensor" in page  # and the all-GPU ridge table

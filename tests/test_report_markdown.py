@@ -64,7 +64,7 @@ def test_a_failed_rung_says_so_on_its_line():
     rec = next(r for r in doc["gemm"]["rungs"] if r["kernel"] == "vec")
     rec["passed"] = False
     rec["checks"][1]["passed"] = False
-    md = document.markdown(doc, document.all_tables(doc, document.roofline_for(doc)))
+    md = document.markdown(doc, document.all_tables(doc))
     line = next(ln for ln in md.splitlines() if ln.startswith("| vec | seed max-rel"))
     assert "FAILED: normwise @ 512x512x512" in line
     assert "16 of 17 rungs passed every check; FAILED (no speed reported): vec." in md
@@ -106,7 +106,7 @@ def test_each_picture_once(full):
 def test_nothing_is_lost(full):
     """Every table report.md shortens or leaves out is written whole as a CSV."""
     doc, out, written, _md = full
-    tables = document.all_tables(doc, document.roofline_for(doc))
+    tables = document.all_tables(doc)
     for t in tables:
         assert f"{t.key}.csv" in written, t.key
     for b in document.blocks(doc, tables):

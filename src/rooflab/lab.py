@@ -18,7 +18,6 @@ from rooflab import results
 from rooflab.errors import NoGPUError, ToolError
 from rooflab.report_folder import PARTIAL
 
-STEPS = ("device", "specs", "flops", "bandwidth", "memory", "gemm", "sweep", "profile", "roofline")
 FALLBACK_GPU = "h100-sxm"  # the spec-only report where no GPU is found
 
 Progress = Callable[[str], None]
@@ -190,7 +189,21 @@ def register_measurement(name: str, factory: Callable[[ReportConfig], Section]) 
 
 
 def report_sections(cfg: ReportConfig) -> dict[str, Section]:
-    """What `rooflab report` measures, with the quick settings applied."""
+    """What `rooflab report` measures, with the quick settings applied, in the order of the report's
+    sections (rooflab.report.sections): the ladder before the profile that profiles its rungs."""
+    from rooflab.report import sections  # noqa: PLC0415
+
+    plan = {**_built_in(cfg), **{name: factory(cfg) for name, factory in MEASUREMENTS.items()}}
+    order = [s.name for s in sorted(sections.SECTIONS.values(), key=lambda s: (s.order, s.name))]
+    return dict(sorted(plan.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+
+
+def steps(cfg: ReportConfig) -> list[str]:
+    """The report's steps, in order: the device, then each section it measures."""
+    return ["device", *report_sections(cfg)]
+
+
+def _built_in(cfg: ReportConfig) -> dict[str, Section]:
     n = min(cfg.n, 2048) if cfg.quick else cfg.n
     names = [*gemm_names(), *(r.name for r in cfg.extra)]
     sections = {
@@ -213,8 +226,6 @@ def report_sections(cfg: ReportConfig) -> dict[str, Section]:
                 return {"tool_error": str(exc)}  # no ncu here: the report says why, and goes on
 
         sections["profile"] = profile_or_skip
-    for name, factory in MEASUREMENTS.items():  # registered sections, after the built-in ones
-        sections[name] = factory(cfg)
     return sections
 
 
@@ -280,34 +291,29 @@ def run(cfg: ReportConfig, *, on_step: Callable[[str], None] | None = None,
 
 
 def write_outputs(doc: dict, out_dir: str) -> list[str]:
-    """Write results.json (first), report.md, one CSV per table, roofline.png/.svg and, with a
-    memory section, roofline-levels.png, with a timed sweep, sweep.png, with a trace, trace.png; and
-    report.html where Plotly is installed. Returns the names."""
+    """Write results.json (first), every picture of the sections the document holds (roofline.png/.svg;
+    with a memory section roofline-levels.png, with a timed sweep sweep.png, ...), report.md, one CSV
+    per table, and report.html where Plotly is installed. Returns the names."""
     from rooflab.report import document as render_report  # noqa: PLC0415
-    from rooflab.report.picture import plot  # noqa: PLC0415
-    out = Path(out_dir)
-    results.save_document(out / "results.json", doc)  # first: whatever fails after it, the results are kept
-    written = ["results.json"]
-    rl = render_report.roofline_for(doc)
-    pictures = [(f"roofline.{suffix}", lambda path, suffix=suffix: plot(rl, **{f"{suffix}_path": path}))
-                for suffix in ("png", "svg")]
-    if doc.get("memory"):  # the hierarchical roofline (L1/shared, L2, HBM), from ncu's bytes per level
-        from rooflab.report.hierarchy_picture import plot_levels  # noqa: PLC0415
-
-        pictures.append(("roofline-levels.png", lambda path: plot_levels(doc, path)))
     from rooflab.report import section  # noqa: PLC0415  (after document: its sections are registered)
 
-    pictures += [(d.file, lambda path, d=d: d.draw(doc, path)) for d in section.drawings(doc)]
-    for name, draw in pictures:
-        write_picture(out, name, draw)
-        written.append(name)
-    for name, text in render_report.files(doc, rl).items():
+    out = Path(out_dir)
+    results.save_document(out / "results.json", doc)  # first: whatever fails after it, the results are kept
+    written = ["results.json", *write_drawings(out, doc, section.drawings(doc))]
+    for name, text in render_report.files(doc).items():
         if name in written:
             continue
         results.write_atomic(out / name, text)
         written.append(name)
     (out / PARTIAL).unlink(missing_ok=True)
     return written
+
+
+def write_drawings(out: Path, doc: dict, drawings: list) -> list[str]:
+    """Draw each of a section's pictures (rooflab.report.section.Drawing) into ``out``. Returns the names."""
+    for d in drawings:
+        write_picture(out, d.file, lambda path, d=d: d.draw(doc, path))
+    return [d.file for d in drawings]
 
 
 def write_picture(out: Path, name: str, draw: Callable[[str], object]) -> None:
@@ -325,17 +331,15 @@ def write_picture(out: Path, name: str, draw: Callable[[str], object]) -> None:
 
 
 def write_sweep_outputs(doc: dict, out_dir: str) -> list[str]:
-    """`rooflab sweep`: results.json (first), sweep.png and the sweep's CSVs. Returns the names."""
-    from rooflab.report.sweep import has_picture, plot_sweep, sweep_tables  # noqa: PLC0415
+    """`rooflab sweep`: results.json (first), the sweep section's picture (sweep.png) and CSVs.
+    Returns the names."""
+    from rooflab.report.sweep import SECTION  # noqa: PLC0415
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results.save_document(out / "results.json", doc)
-    written = ["results.json"]
-    if has_picture(doc):
-        write_picture(out, "sweep.png", lambda path: plot_sweep(doc, path))
-        written.append("sweep.png")
-    for t in sweep_tables(doc):
+    written = ["results.json", *write_drawings(out, doc, [d for d in SECTION.pictures if d.when(doc)])]
+    for t in SECTION.tables(doc):
         results.write_atomic(out / f"{t.key}.csv", t.to_csv())
         written.append(f"{t.key}.csv")
     return written

@@ -67,7 +67,7 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, sanitize, fmt, out_fil
     races. Only then is it timed: one warm-up, --reps launches between CUDA events.
     """
     from rooflab.measure import gemm as gemm_mod  # noqa: PLC0415
-    from rooflab.report import gemm as render_gemm  # noqa: PLC0415
+    from rooflab.report.sections import shown  # noqa: PLC0415
 
     cfg = gemm_mod.GemmConfig(m=n if m is None else m, n=n, k=n if k is None else k, reps=reps, check_n=check_n,
                               flush_l2=flush_l2, seed=seed)
@@ -83,8 +83,7 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, sanitize, fmt, out_fil
     doc = measure("SGEMM ladder", **secs)
     if sanitize:
         sanitizer.apply(doc)
-    tables = [render_gemm.gemm_table(doc), render_gemm.ratio_table(doc), render_gemm.check_table(doc)]
-    emit(doc, tables, render_gemm.paragraphs(doc), fmt, out_file)
+    emit(doc, *shown(doc, "gemm"), fmt, out_file)
     if any(not r["passed"] and not r.get("skipped") for r in doc["gemm"]["rungs"]):
         fail("one or more rungs FAILED their check: no throughput is reported for them", 1)
 
@@ -104,14 +103,13 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, sanitize, fmt, out_fil
 def bandwidth(size, reps, rounds, blocks, no_sweep, fmt, out_file):
     """Copy bandwidth (P3) and its sensitivity to the launch configuration (P4)."""
     from rooflab.measure import bandwidth as bw  # noqa: PLC0415
-    from rooflab.report.ceilings import bandwidth_tables  # noqa: PLC0415
-    from rooflab.report.explain_ceilings import bandwidth_paragraphs  # noqa: PLC0415
+    from rooflab.report.sections import shown  # noqa: PLC0415
 
     cfg = bw.BandwidthConfig(n=size, reps=reps, rounds=rounds, blocks=blocks, sweep=not no_sweep)
     cfg.validate()
     check_out(fmt, out_file)
     doc = measure("copy bandwidth", bandwidth=lambda dev, say: bw.run(cfg, dev, say))
-    emit(doc, bandwidth_tables(doc), bandwidth_paragraphs(doc), fmt, out_file)
+    emit(doc, *shown(doc, "bandwidth"), fmt, out_file)
 
 
 @cli.command(short_help="FP32 FMA peak (P6, P7) and the tensor-core roofs (P2), measured")
@@ -124,14 +122,13 @@ def flops(reps, target_ms, fmt, out_file):
     """FP32 FMA peak (P6): register-only FMA chains, 1/2/4/8 accumulators; then the tensor-core roofs,
     measured by MMA chains (mma.sync on sm_80+, wgmma on sm_90a), beside the published dense rates."""
     from rooflab.measure import flops as fl  # noqa: PLC0415
-    from rooflab.report.ceilings import flops_table, tensor_peak_table  # noqa: PLC0415
-    from rooflab.report.explain_ceilings import flops_paragraphs  # noqa: PLC0415
+    from rooflab.report.sections import shown  # noqa: PLC0415
 
     cfg = fl.FlopsConfig(reps=reps, target_ms=target_ms)
     cfg.validate()
     check_out(fmt, out_file)
     doc = measure("FMA peak", flops=lambda dev, say: fl.run(cfg, dev, say))
-    emit(doc, [t for t in (flops_table(doc), tensor_peak_table(doc)) if t], flops_paragraphs(doc), fmt, out_file)
+    emit(doc, *shown(doc, "flops", "tensor_peaks"), fmt, out_file)
 
 
 @cli.command(short_help="Nsight Compute's DRAM% / SM% verdict per kernel (P8)")
@@ -145,7 +142,7 @@ def flops(reps, target_ms, fmt, out_file):
 def profile(with_gemm, n, size, raw_dir, fmt, out_file):
     """Nsight Compute (P8): DRAM% and SM% per kernel, and which roof it is against."""
     from rooflab.measure import profiling  # noqa: PLC0415
-    from rooflab.report.ceilings import profile_table  # noqa: PLC0415
+    from rooflab.report.sections import shown  # noqa: PLC0415
 
     check_out(fmt, out_file)
     if raw_dir:
@@ -154,7 +151,7 @@ def profile(with_gemm, n, size, raw_dir, fmt, out_file):
         results.check_writable(raw_dir, "--raw-dir", folder=True)
     doc = measure("ncu", profile=lambda dev, say: profiling.run(with_gemm=with_gemm, n=n, size=size,
                                                                 progress=say, raw_dir=raw_dir))
-    emit(doc, [profile_table(doc)], [], fmt, out_file)
+    emit(doc, *shown(doc, "profile"), fmt, out_file)
 
 
 def _rungs(names: list[str]) -> list:
@@ -229,7 +226,7 @@ def memory(rounds, reps, launch_ms, footprints, parts, fmt, out_file):
     About 10-20 s on an H200.
     """
     from rooflab.measure import memory as mem  # noqa: PLC0415
-    from rooflab.report.memory import hierarchy_table, memory_paragraphs, memory_tables  # noqa: PLC0415
+    from rooflab.report.sections import shown  # noqa: PLC0415
 
     cfg = mem.MemoryConfig(rounds=rounds, reps=reps, target_ms=launch_ms,
                            footprints=_mib_list(footprints) if footprints else (),
@@ -237,6 +234,4 @@ def memory(rounds, reps, launch_ms, footprints, parts, fmt, out_file):
     cfg.validate()
     check_out(fmt, out_file)
     doc = measure("memory hierarchy", memory=lambda dev, say: mem.run(cfg, dev, say))
-    tables = memory_tables(doc)
-    h = hierarchy_table(doc)
-    emit(doc, tables + ([h] if h else []), memory_paragraphs(doc), fmt, out_file)
+    emit(doc, *shown(doc, "memory"), fmt, out_file)

@@ -78,7 +78,7 @@ def report(out_dir, n, quick, no_profile, gpu, from_file, with_kernels, devices)
         else:
             extra = [_with_kernel(spec) for spec in with_kernels]
             cfg = rep.ReportConfig(out_dir=out_dir, n=n, quick=quick, profile=not no_profile, gpu=gpu, extra=extra)
-            with report_progress(len(rep.STEPS), current) as (on_step, say):
+            with report_progress(len(rep.steps(cfg)), current) as (on_step, say):
                 rep.run(cfg, on_step=on_step, progress=say, doc=doc)
             if (doc.get("report") or {}).get("no_gpu"):
                 err.print(f"warning: no GPU here ({doc['report']['no_gpu']}); writing the spec-only report for "

@@ -51,7 +51,7 @@ def sweep(sizes, kernels, copy_sizes, no_copy, no_gemm, reps, max_launch_s, seed
     """
     from rooflab import lab, results  # noqa: PLC0415
     from rooflab.measure import sweep as sweep_mod  # noqa: PLC0415
-    from rooflab.report.sweep import sweep_tables  # noqa: PLC0415
+    from rooflab.report.sections import shown  # noqa: PLC0415
 
     if no_copy and no_gemm:
         raise UsageError("--no-copy and --no-gemm leave nothing to sweep")
@@ -72,7 +72,7 @@ def sweep(sizes, kernels, copy_sizes, no_copy, no_gemm, reps, max_launch_s, seed
     except OSError as exc:
         raise OutputError(results.cannot_write(exc.filename or out_dir, exc, None if from_file else doc)) from None
     err.print(f"wrote {out_dir}/: {', '.join(written)}", markup=False, soft_wrap=True)
-    tables = sweep_tables(doc)
+    tables, _ = shown(doc, "sweep")
     if fmt == "csv":  # the long table, every rung at every size, is the one scripts want
         tables = sorted(tables, key=lambda t: t.key != "sweep")
     emit(doc, tables, [], fmt, None)

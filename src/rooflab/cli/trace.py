@@ -50,6 +50,7 @@ def trace(window, coverage, cap, samples, max_launches, budget, ceilings, no_bas
     """
     from rooflab import results, tracing  # noqa: PLC0415
     from rooflab.report import trace as render  # noqa: PLC0415
+    from rooflab.report.sections import shown  # noqa: PLC0415
 
     check_out(fmt, out_file)
     cfg = tracing.TraceConfig(command=list(command), coverage=coverage, cap=cap, per_group=samples,
@@ -67,4 +68,4 @@ def trace(window, coverage, cap, samples, max_launches, budget, ceilings, no_bas
     if picture:
         render.plot(doc, picture)
         err.print(f"wrote {picture}", markup=False)
-    emit(doc, [render.ranked_table(doc)], render.paragraphs(doc), fmt, out_file)
+    emit(doc, *shown(doc, "trace"), fmt, out_file)

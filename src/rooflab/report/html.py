@@ -7,10 +7,8 @@ import html
 import math
 import re
 
-from rooflab.model import hierarchy as hier
-from rooflab.model.roofline import Roofline
 from rooflab.report import blocks as B
-from rooflab.report import interactive
+from rooflab.report import section
 from rooflab.report.table import Table, Value
 
 # Sorting a table by a click on its header: no library does only this, so a few lines here.
@@ -126,23 +124,12 @@ def _slug(text: str, seen: set[str]) -> str:
     return slug
 
 
-INTERACTIVE = ("roofline", "levels")  # the picture kinds report.html draws with Plotly
-
-
-def figures(doc: dict, rl: Roofline) -> dict[str, object]:
-    """The interactive figures by the picture kind they replace."""
-    h = hier.hierarchy(doc) if doc.get("memory") else None
-    out: dict[str, object] = {"roofline": interactive.roofline_figure(doc, rl, h)}
-    if h is not None and h.kernels:
-        out["levels"] = interactive.levels_figure(doc, h)
-    return out
-
-
-def render(doc: dict, blocks: list[B.Block], rl: Roofline) -> str:
+def render(doc: dict, blocks: list[B.Block]) -> str:
     """The page. Plotly's runtime is inlined once, in the head."""
     from plotly.offline import get_plotlyjs  # noqa: PLC0415
 
-    figs = figures(doc, rl)
+    twins = {d.file: d.figure for d in section.drawings(doc) if d.figure is not None}  # Plotly's, by picture
+    interactive = set(twins)
     seen: set[str] = set()
     body: list[str] = []
     nav: list[str] = []
@@ -169,12 +156,13 @@ def render(doc: dict, blocks: list[B.Block], rl: Roofline) -> str:
             if whole is not None:
                 body.append(table_html(whole))
         elif isinstance(b, B.Picture):
-            fig = figs.pop(b.kind, None)  # each figure once
-            if fig is not None:
-                div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"figure-{b.kind}",
-                                  config={"displaylogo": False, "responsive": True})
-                body.append(f'<div class="figure" data-kind="{b.kind}">{div}</div>')
-            elif b.kind not in INTERACTIVE:
+            if b.file in twins:
+                fig = twins.pop(b.file)(doc)  # each figure once
+                if fig is not None:
+                    div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"figure-{b.kind}",
+                                      config={"displaylogo": False, "responsive": True})
+                    body.append(f'<div class="figure" data-kind="{b.kind}">{div}</div>')
+            elif b.file not in interactive:
                 # a picture with no interactive twin: the PNG beside the page (inlined it would take the
                 # room the 5 MB page has left after Plotly's runtime)
                 body.append(f'<div class="figure" data-kind="{b.kind}"><img src="{html.escape(b.file)}" '

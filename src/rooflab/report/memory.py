@@ -452,13 +452,15 @@ def hierarchy_paragraph(doc: dict) -> tuple[str, str] | None:
     return ("Which level binds each kernel", " ".join(sentences) + " " + _L1_NOTE)
 
 
+def level_paragraphs(doc: dict) -> list[tuple[str, str]]:
+    """A paragraph per measured part, each from this run's numbers."""
+    sec = _sec(doc)
+    if not sec:
+        return []
+    return [p for p in (_l2_paragraph(sec, doc.get("device")), _shared_paragraph(sec), _peaks_paragraph(sec)) if p]
+
+
 def memory_paragraphs(doc: dict) -> list[tuple[str, str]]:
     """A paragraph per measured part and one on the binding levels, each from this run's numbers."""
-    out = []
-    sec = _sec(doc)
-    if sec:
-        out += [p for p in (_l2_paragraph(sec, doc.get("device")), _shared_paragraph(sec), _peaks_paragraph(sec)) if p]
     hp = hierarchy_paragraph(doc)
-    if hp:
-        out.append(hp)
-    return out
+    return level_paragraphs(doc) + ([hp] if hp else [])
