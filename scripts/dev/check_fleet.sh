@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Many GPUs on a 2-GPU machine, in one call (~3-4 minutes): the fleet report three ways
 # (one process with --devices all, torchrun, mpirun), the fleet GPU tests, and a
-# comparison of the three merged documents; a short table last.
+# comparison of the three merged documents; a short table last. gpu-check has no many-GPU mode:
+# this is the check for a machine of two or more GPUs.
 # Usage, from the repo root:  scripts/dev/check_fleet.sh      (results in $OUT, default /tmp/rooflab-fleet)
 set -u
 # NVLink multicast stays off on shared machines (rooflab forces these too, in itself and its children)
@@ -10,8 +11,7 @@ OUT=${OUT:-/tmp/rooflab-fleet}
 L=$OUT/logs; mkdir -p "$L"
 export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 PY=${PYTHON:-python3}
-# `rooflab fleet` where the command line registers it; the module itself otherwise
-if $PY -m rooflab fleet --help >/dev/null 2>&1; then FLEET="rooflab fleet"; else FLEET="rooflab.cli_fleet"; fi
+FLEET="rooflab fleet"
 step() { local name=$1 limit=$2; shift 2; local t0; t0=$(date +%s%N)
          timeout --kill-after=10 "$limit" "$@" >"$L/$name.log" 2>&1; local rc=$?
          local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
