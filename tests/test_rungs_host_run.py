@@ -116,7 +116,7 @@ def test_in_bounds_and_correct_under_address_sanitizer(build, source):
     assert len(lines) == len(_instances(source)) * len(ASAN_SHAPES) and all(ln.startswith("ok") for ln in lines)
 
 
-@pytest.mark.parametrize("source", [s for s in SOURCES if "naive" not in s and "coalesced" not in s])
+@pytest.mark.parametrize("source", [s for s in SOURCES if "__shared__" in (PKG / s).read_text()])
 def test_free_of_shared_memory_races_under_thread_sanitizer(build, source):
     r = _run(build(source, "thread"), _runs(source, TSAN_SHAPES))
     assert r.returncode == 0 and "WARNING: ThreadSanitizer" not in r.stderr, r.stderr[-3000:]
