@@ -23,7 +23,6 @@ import pytest
 
 from rooflab import cli as cli_mod
 from rooflab import results
-from rooflab.errors import UsageError
 
 DATA = Path(__file__).parent / "data"
 H200 = DATA / "h200_results.json"
@@ -53,7 +52,7 @@ def saved_to(line: str) -> Path:
     return Path(line.rsplit("; the results were saved to ", 1)[1].rstrip("."))
 
 
-# ---------------------------------------------------------------- item 4: writes that fail
+# ---------------------------------------------------------------- writes that fail
 
 
 def test_report_into_proc_is_one_line_and_the_results_are_saved(tmp_path):
@@ -132,20 +131,7 @@ def test_out_under_a_regular_file_is_refused_before_anything_runs(tmp_path):
     assert "somefile.txt" in line and "not a folder" in line
 
 
-@pytest.mark.parametrize(("text", "value"), [("1", 1), ("256M", 256 * 2**20), ("1K", 1024), ("1.5K", 1536),
-                                             (" 2g ", 2 * 2**30), ("1048576", 1048576)])
-def test_parse_count_accepts(text, value):
-    assert cli_mod.options.parse_count(text) == value
-
-
-@pytest.mark.parametrize("text", ["inf", "-inf", "nan", "1e400", "-1", "-256M", "0", "0K", "", "K", "abc", "1.5",
-                                  "1e30", "99999999999G", "1e-3M"])
-def test_parse_count_rejects(text):
-    with pytest.raises(UsageError):
-        cli_mod.options.parse_count(text)
-
-
-# ---------------------------------------------------------------- item 8: permissions follow the umask
+# ---------------------------------------------------------------- permissions follow the umask
 
 
 def _mode(p: Path) -> int:
@@ -176,7 +162,7 @@ def test_umask_is_read_once_and_left_as_it_was():
         results.current_umask.cache_clear()
 
 
-# ---------------------------------------------------------------- item 9: a report folder that holds an earlier run
+# ---------------------------------------------------------------- a report folder that holds an earlier run
 
 
 def test_report_over_an_earlier_report_removes_only_its_stale_files(tmp_path):

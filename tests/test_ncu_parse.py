@@ -47,7 +47,7 @@ def test_kernel_names(copy, fma, cublas):
 def test_every_requested_metric_parsed(copy, fma, cublas):
     for rows in (copy, fma, cublas):
         # recorded before the L1/L2 byte metrics were requested: those are checked on
-        # the constructed level fixtures in test_memory_model.py
+        # the constructed level fixtures in test_model_ncu.py
         missing = [m for m in ncu.METRICS if m not in rows[0]["metrics"]
                    and m not in ncu.LEVEL_METRICS and m not in ncu.STATE_METRICS]  # STATE: recorded later
         assert not missing, missing

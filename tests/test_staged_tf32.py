@@ -1,5 +1,6 @@
 """The staged TF32 / 3xTF32 wgmma rungs (rungs/wgmma_tf32.cu): records, kernels and the harness's
-staging hook agree, with no GPU. The kernels' numbers are checked on the GPU (scripts/dev/check_nt.py)."""
+staging hook agree, with no GPU. The kernels' numbers are checked on the GPU (tests/test_gpu_variants.py,
+through the harness)."""
 
 from __future__ import annotations
 

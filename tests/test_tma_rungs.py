@@ -865,12 +865,9 @@ def test_the_planted_hang_compiles(tmp_path):
 # -- the data path, replayed in numpy through the wgmma descriptors --------------------------------
 
 def _emulator():
-    import importlib.util
+    import tensor_emulator
 
-    spec = importlib.util.spec_from_file_location("emulate_tensor", ROOT / "scripts" / "dev" / "emulate_tensor.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return tensor_emulator
 
 
 def _tma_box(mem16, dst, src16, rows, cols, c0, c1):
@@ -926,7 +923,7 @@ def _replay_kernel(em, A16, B16, M, N, K, wgs, stages=4):
 @pytest.mark.parametrize("shape", [(45, 33, 70), (200, 264, 136), (130, 300, 65)])
 def test_the_tma_data_path_computes_the_product(shape, wgs):
     """TMA's 128-byte-swizzled boxes, placed as issue_stage places them and read through mma_stage's
-    descriptors with CUTLASS's canonical layouts (scripts/dev/emulate_tensor.py), give A @ B at odd
+    descriptors with CUTLASS's canonical layouts (tests/tensor_emulator.py), give A @ B at odd
     shapes: zero fill at the edges, boxes past M or N skipped, every element of C written once."""
     em = _emulator()
     m, n, k = shape

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Many GPUs on a 2-GPU machine, in one call (~3-4 minutes): the fleet report three ways
 # (one process with --devices all, torchrun, mpirun), the fleet GPU tests, and a
-# comparison of the three merged documents; a short table last.
+# comparison of the three merged documents; a short table last. gpu-check has no many-GPU mode:
+# this is the check for a machine of two or more GPUs.
 # Usage, from the repo root:  scripts/dev/check_fleet.sh      (results in $OUT, default /tmp/rooflab-fleet)
 set -u
 # NVLink multicast stays off on shared machines (rooflab forces these too, in itself and its children)

@@ -10,6 +10,8 @@ No ncu and no GPU were available when these were made, so they are built, not me
   writes, with rates predicted for an H200 (not measured).
 
     python3 scripts/dev/construct_fixtures.py      # from the repository root
+
+tests/test_scripts_dev.py checks that the files in tests/data are what this writes.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 sys.path.insert(0, str(ROOT / "src"))
 
-from rooflab.model.hierarchy import memory_summary, rate_spread
+from rooflab.model.hierarchy import memory_summary, rate_spread  # noqa: E402 (this tree's rooflab first)
 
 N = 4096
 WARPS = N * N // 32
@@ -51,7 +53,7 @@ def _fmt(v: float) -> str:
     return f"{round(v):,}" if v == round(v) else f"{v:,.2f}"
 
 
-def level_csvs() -> None:
+def level_csvs(out_dir: Path = DATA) -> None:
     template = (DATA / "ncu_copy.csv").read_text().splitlines()
     head = [ln for ln in template if not ln.startswith('"')]
     table = list(csv.reader(io.StringIO("\n".join(ln for ln in template if ln.startswith('"')))))
@@ -91,7 +93,7 @@ def level_csvs() -> None:
         out = io.StringIO()
         w = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
         w.writerows([new_cols, new_units, row])
-        (DATA / f"ncu_{label}_levels_constructed.csv").write_text("\n".join(head) + "\n" + out.getvalue())
+        (out_dir / f"ncu_{label}_levels_constructed.csv").write_text("\n".join(head) + "\n" + out.getvalue())
 
 
 def memory_section() -> dict:
@@ -149,5 +151,5 @@ def memory_section() -> dict:
 
 if __name__ == "__main__":
     level_csvs()
-    (DATA / "h200_memory_constructed.json").write_text(json.dumps(memory_section(), indent=1) + "\n")
+    (DATA / "h200_memory_constructed.json").write_text(json.dumps(memory_section(), indent=1, ensure_ascii=False) + "\n")
     print("wrote", ", ".join(sorted(p.name for p in DATA.glob("*constructed*"))))

@@ -744,14 +744,14 @@ mm_pipe(const float* __restrict__ A, const float* __restrict__ B, float* __restr
     } else if constexpr (V >= 2) {
 #ifdef __CUDACC__
         extern __shared__ __align__(16) float pipe_smem[];
-#else  // host builds (scripts/dev/cpu_run_climb.cpp): a static buffer of the same size
+#else  // host builds (tests/host_run/kernels_on_host.cpp): a static buffer of the same size
         __shared__ __align__(16) float pipe_smem[PipeV0<BM, BN, BK, STAGES>::SMEM_BYTES / 4];
 #endif
         pipe_v0<BM, BN, BK, WM, WN, TM, TN, STAGES, V>(pipe_smem, A, B, C, M, N, K, bm, bn);
     } else {
 #ifdef __CUDACC__
         extern __shared__ __align__(16) float pipe_smem[];
-#else  // host builds (scripts/dev/cpu_run_climb.cpp): a static buffer of the same size
+#else  // host builds (tests/host_run/kernels_on_host.cpp): a static buffer of the same size
         __shared__ __align__(16) float pipe_smem[PipeV1<BM, BN, BK, WM, WN, TM, TN, STAGES>::SMEM_BYTES / 4];
 #endif
         pipe_v1<BM, BN, BK, WM, WN, TM, TN, STAGES>(pipe_smem, A, B, C, M, N, K, bm, bn);

@@ -30,7 +30,7 @@
 //     p * 8192 B; in a panel, k-row r at r * 128 B holds n 64p..64p+63, chunk c at position
 //     c ^ (r & 7). Descriptor: start = + 2048 B per k16 step (16 rows); LBO = 8192 B (next
 //     64 columns), SBO = 1024 B (next 8 k-rows); transpose-B immediate = 1.
-// scripts/dev/emulate_tensor.py replays the loader and reads the tiles back through these
+// tests/tensor_emulator.py replays the loader and reads the tiles back through these
 // descriptors with CUTLASS's canonical layout formulas, and checks the accumulator layout.
 //
 // Shapes: any M, N, K >= 1. Fast path when K % 8 == 0 and N % 8 == 0 (and A, B 16-byte

@@ -18,12 +18,11 @@ PTX ISA tables used (g = lane / 4, t = lane % 4):
   ldmatrix .x4:       lane 8j + r supplies the address of row r of matrix j; register j of
                       lane l holds row l//4, b16 columns 2(l%4), 2(l%4)+1 (low, high);
                       with .trans it holds rows 2(l%4), 2(l%4)+1 of column l//4.
-Run: python3 scripts/dev/emulate_tensor.py   (a few seconds)
+The checks that run these replays: tests/test_rungs_tensor_emulated.py (and the TMA data path in
+tests/test_tma_rungs.py).
 """
 
 from __future__ import annotations
-
-import sys
 
 import numpy as np
 
@@ -455,108 +454,3 @@ def run_wgmma_kernel(A16, B16, M, N, K, C, wgs=2, stages=4, loader_threads=None)
                     r, col = bm + wg * 64 + m, bn + n
                     if r < M and col < N:
                         C[r * N + col] = D[wg, m, n]
-
-
-# ---------------------------------------------------------------- driver
-GUARD = 64
-# the wgmma replay: one shape per loader path (16-byte chunks with edge tiles; per element)
-WG_SHAPES = {(136, 264, 80), (45, 33, 70), (200, 264, 136)}
-
-
-def guarded(M, N):
-    buf = np.full(M * N + 2 * GUARD, np.nan)
-    buf[:GUARD] = buf[-GUARD:] = -12345.0
-    return buf
-
-
-def check(name, buf, ref, M, N, tol):
-    C = buf[GUARD:-GUARD].reshape(M, N)
-    guard_ok = np.all(buf[:GUARD] == -12345.0) and np.all(buf[-GUARD:] == -12345.0)
-    err = np.abs(C - ref).max() if not np.isnan(C).any() else np.inf
-    ok = guard_ok and err <= tol
-    print(f"  {name:24s} M={M:4d} N={N:4d}  max|C-ref| = {err:.3g}  guard ok: {guard_ok}"
-          f"  -> {'OK' if ok else 'FAIL'}")
-    return ok
-
-
-def main() -> int:
-    rng = np.random.default_rng(1)
-    ok = True
-    print("fragment/index emulation against the matrix product (float64 accumulation)")
-    # shapes: one partial tile per dimension, several k-tiles, the scalar path, a 2x2 grid
-    # (136, 264, 80): both fast (16-byte) paths with partial tiles; 45x33x70 and 129x257x100:
-    # the per-element paths; 130x260x72: TF32 fast path, BF16 per-element path (260 % 8 != 0)
-    for (M, N, K) in [(16, 8, 8), (45, 33, 70), (136, 264, 80), (130, 260, 72), (129, 257, 100),
-                      (70, 130, 38), (200, 264, 136)]:
-        A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
-        B = rng.uniform(-1, 1, (K, N)).astype(np.float32)
-        Ar, Br = tf32_rna(A).astype(np.float64), tf32_rna(B).astype(np.float64)
-        for mode in ("tf32", "3x"):
-            buf = guarded(M, N)
-            run_tf32_kernel(A.ravel(), B.ravel(), M, N, K, mode, buf[GUARD:-GUARD])
-            if mode == "tf32":
-                ref = Ar @ Br
-            else:  # the three products the kernel forms, exactly
-                Ab, Bb = Ar, Br
-                As = tf32_rna(A - Ab.astype(np.float32)).astype(np.float64)
-                Bs = tf32_rna(B - Bb.astype(np.float32)).astype(np.float64)
-                ref = As @ Bb + Ab @ Bs + Ab @ Bb
-            ok &= check(f"mma_{mode} K={K}", buf, ref, M, N, 1e-12)
-        A16 = f32_to_bf16_bits(A)
-        B16 = f32_to_bf16_bits(B)
-        buf = guarded(M, N)
-        run_bf16_kernel(A16.ravel(), B16.ravel(), M, N, K, buf[GUARD:-GUARD])
-        ref = bf16_value(A16) @ bf16_value(B16)
-        ok &= check(f"mma_bf16 K={K}", buf, ref, M, N, 1e-12)
-        if (M, N, K) in WG_SHAPES:
-            for kname, wgs, stages, lt in (("mm_wgmma_bf16", 2, 4, None), ("mm_wgmma_bf16_wg3", 3, 4, None),
-                                           ("mm_wgmma_bf16_ws", 2, 4, 128)):
-                buf = guarded(M, N)
-                run_wgmma_kernel(A16.ravel(), B16.ravel(), M, N, K, buf[GUARD:-GUARD], wgs, stages, lt)
-                ok &= check(f"{kname} K={K}", buf, ref, M, N, 1e-12)
-
-    print("bank conflicts (extra wavefronts per shared access, worst case):")
-    for k, v in CONFLICTS.items():
-        print(f"  {k:24s} {v}")
-        ok &= v == 0
-
-    print("grouped rasterization covers every tile once:")
-    for gm, gn in [(1, 1), (3, 5), (17, 4), (64, 32)]:
-        seen = [raster(p, gm, gn) for p in range(gm * gn)]
-        cover = sorted(seen) == [(i, j) for i in range(gm) for j in range(gn)]
-        print(f"  grid {gm:3d} x {gn:3d}: {cover}")
-        ok &= cover
-
-    print("3xTF32 split (float32 inputs uniform[-1,1), 1e6 pairs):")
-    a = rng.uniform(-1, 1, 10**6).astype(np.float32)
-    b = rng.uniform(-1, 1, 10**6).astype(np.float32)
-    ab, as_ = split_bits(a.view(np.uint32))
-    bb, bs_ = split_bits(b.view(np.uint32))
-    f = lambda u: u.view(np.float32).astype(np.float64)
-    exact = a.astype(np.float64) * b.astype(np.float64)
-    three = f(as_) * f(bb) + f(ab) * f(bs_) + f(ab) * f(bb)
-    rel = np.abs(three - exact) / np.abs(exact)
-    one = f(ab) * f(bb)
-    print(f"  max relative error of one product: 3 terms {rel.max():.3g} (2^-21 = {2.0**-21:.3g}), "
-          f"1xTF32 {(np.abs(one - exact) / np.abs(exact)).max():.3g}")
-    ok &= rel.max() < 2.0**-20
-    # a K = 4096 dot-product sum, float64 accumulation of the 3 terms: the split's share of
-    # the normwise error (the FP32 accumulation on the GPU adds ~1e-6 on top)
-    Mt, Kt, Nt = 64, 4096, 64
-    A = rng.uniform(-1, 1, (Mt, Kt)).astype(np.float32)
-    B = rng.uniform(-1, 1, (Kt, Nt)).astype(np.float32)
-    Ab, As = (x.view(np.float32).astype(np.float64) for x in split_bits(A.view(np.uint32)))
-    Bb, Bs = (x.view(np.float32).astype(np.float64) for x in split_bits(B.view(np.uint32)))
-    ref = A.astype(np.float64) @ B.astype(np.float64)
-    err3 = np.linalg.norm(As @ Bb + Ab @ Bs + Ab @ Bb - ref) / np.linalg.norm(ref)
-    err1 = np.linalg.norm(tf32_rna(A).astype(np.float64) @ tf32_rna(B).astype(np.float64) - ref) \
-        / np.linalg.norm(ref)
-    print(f"  normwise error at K=4096 from rounding alone: 3xTF32 {err3:.3g}, 1xTF32 {err1:.3g}")
-    ok &= err3 < 1e-6
-
-    print("ALL OK" if ok else "SOME CHECKS FAILED")
-    return 0 if ok else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
