@@ -2,9 +2,9 @@
 
 FLOPs = threads x iterations x FMA per iteration x 2, with FMA per iteration =
 FMA_PER_CHAIN_PER_ITER x accumulators (the record rooflab.ceilings.FMA, whose constants
-ceilings/fma.cu is built with). Accumulators are swept (1, 2, 4, 8) at several occupancies: with one warp per scheduler a single dependent chain leaves
-the FMA pipe idle while each result is awaited; independent chains (ILP) or more
-warps (TLP) fill it.
+ceilings/fma.cu is built with). Accumulators are swept (1, 2, 4, 8) at several
+occupancies: with one warp per scheduler a single dependent chain leaves the FMA pipe idle
+while each result is awaited; independent chains (ILP) or more warps (TLP) fill it.
 """
 
 from __future__ import annotations
