@@ -119,3 +119,16 @@ def test_l2_refuses_a_walk_it_does_not_issue(tmp_path):
     """l2.cu writes its four loads out by hand: a record asking for another count does not compile."""
     r = _cubin(tmp_path, ceilings.L2, ceilings.L2.with_defines(L2_UNROLL=8).options, "eight")
     assert r.returncode != 0 and "four loads per iteration" in r.stdout + r.stderr
+
+
+def test_the_records_import_no_cuda(tmp_path):
+    """The ceiling records are data, beside the model: the layer rules keep CUDA and the harness out."""
+    pytest.importorskip("importlinter")
+    from test_layers import lint
+
+    assert lint(PKG.parent).returncode == 0
+    shutil.copytree(PKG, tmp_path / "rooflab")
+    f = tmp_path / "rooflab" / "ceilings" / "record.py"
+    f.write_text("from rooflab.cuda import compile  # planted\n" + f.read_text())
+    proc = lint(tmp_path)
+    assert proc.returncode != 0 and "never touch CUDA" in proc.stdout and "BROKEN" in proc.stdout
