@@ -78,12 +78,14 @@ def _kernels(broken: set[str], state: dict):
         out[: int(n)] = value
         _advance(4.0 * int(n))
 
-    table = {"copy_scalar": copy, "copy_float4": copy, "copy_float4_unroll<4>": copy, "scale_float4": scale,
-             "read_float4": read, "write_float4": write}
+    table = {"copy_scalar": copy, "copy_float4": copy, "scale_float4": scale, "read_float4": read,
+             "write_float4": write}
 
     def lookup(name):
         if name in table:
             return table[name]
+        if re.fullmatch(r"copy_float4_unroll<\d+>", name):
+            return copy
         if re.fullmatch(r"read_float4_unroll<\d+, \d>", name):
             return read
         raise KeyError(name)
@@ -250,3 +252,25 @@ def test_the_stream_records_geometry_is_what_runs_and_what_is_counted(fake, devi
     assert d["read"]["verified"] and d["read"]["bytes"] == 4.0 * n + rgrid * 512 * 4.0
     assert d["write"]["verified"] and d["write"]["bytes"] == 0.75 * 4.0 * n
     assert "16 float4 per thread" not in d["note"] and "32 float4 per thread, block 512" in d["note"]
+
+
+def test_a_stream_record_added_to_the_sweep_shows_in_the_tables(fake, device, monkeypatch):
+    """A copy kernel that only a record names (here the 8-deep instance copy.cu also compiles) is
+    swept, checked and timed like the others and has its rows in the document's launch-sweep table
+    and CSV, with no other edit."""
+    from rooflab import ceilings, results
+    from rooflab.cuda.device import document_entry
+    from rooflab.measure.bandwidth import BandwidthConfig, run
+    from rooflab.report.ceilings import bandwidth_tables
+
+    deep = ceilings.Stream("copy_float4_unroll<8>", "float4, 8 loads in flight per thread", arrays=2, per_thread=32)
+    monkeypatch.setattr(ceilings, "SWEEP", (*ceilings.SWEEP, deep))
+    fake()
+    sec = run(BandwidthConfig(n=(1 << 16) + 3, reps=50, rounds=1, blocks=(256,), sweep=True), device)
+    mine = [r for r in sec["sweep"] if r["kernel"] == deep.kernel]
+    assert mine and all(r["description"] == deep.what and r["runs"][0]["verified"] for r in mine)
+    doc = results.new_document("test", document_entry(device))
+    doc["bandwidth"] = sec
+    sweep = next(t for t in bandwidth_tables(doc) if t.key == "bandwidth_sweep")
+    assert sum(1 for row in sweep.rows if row[0] == deep.kernel) == len(mine)
+    assert results.schema_problem(doc) is None

@@ -321,3 +321,29 @@ def test_the_default_records_give_the_documented_bases(fake, device):
     assert sec["fp64"]["flops_basis"] == "threads x iters x 16 x 8 DFMA x 2"
     assert sec["method"]["l2_loads"] == "ld.global.cg (cached in L2, not L1), 4 x 16 B in flight per thread"
     assert any(b[-2:] == ("-DL2_UNROLL=4", "-DL2_BLOCK=256") for b in cp.builds)
+
+
+def test_a_shared_memory_variant_added_to_the_record_shows_in_the_table(fake, device, monkeypatch):
+    """A lane stride that only the record names (smem.cu's template, instantiated by NVRTC from the
+    name) is checked, timed in every round and has its row in the shared-memory table, with no
+    other edit."""
+    import dataclasses
+
+    from rooflab import ceilings, results
+    from rooflab.cuda.device import document_entry
+    from rooflab.measure.memory import run
+    from rooflab.report.memory import memory_tables
+
+    two_way = ceilings.SharedVariant(2, 64, 255, 8, "lanes 32 B apart: a 2-way conflict")
+    shared = dataclasses.replace(ceilings.SHARED, variant_list=(*ceilings.SHARED.variant_list, ("2-way conflict", two_way)))
+    monkeypatch.setattr(ceilings, "SHARED", shared)
+    monkeypatch.setitem(KERNELS, "smem_read<2>", _smem(2))
+    fake()
+    sec = run(_cfg(parts=("shared",)), device)
+    row = next(r for r in sec["shared"]["rows"] if r["variant"] == "2-way conflict")
+    assert row["kernel"] == "smem_read<2>" and row["verified"] and len(row["rounds"]) == 2 and row["rate"] > 0
+    doc = results.new_document("test", document_entry(device))
+    doc["memory"] = sec
+    table = next(t for t in memory_tables(doc) if t.key == "memory_shared")
+    assert any(str(r[0]).startswith("2-way conflict: lanes 32 B apart") and r[3] == 8 for r in table.rows)
+    assert results.schema_problem(doc) is None
