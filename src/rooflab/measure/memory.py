@@ -246,17 +246,17 @@ def threads_per_sm(device: DeviceInfo) -> int:
     return int(cupy().cuda.runtime.deviceGetAttribute(_MAX_THREADS_PER_SM_ATTR, device.index))
 
 
-def l2_walk(kernel: str, src, dst, n4: int, step: int, grid: int) -> Callable[[int], Callable[[], None]]:
-    """iters -> one launch of l2.cu's `kernel` (l2_read: dst holds the partial sums; l2_copy: the
-    copy), built with the record's constants: what the harness checks and times, and what Nsight
-    Compute profiles."""
+def l2_walk(kernel: str, src, dst, grid: int) -> Callable[[int, int, int], Callable[[], None]]:
+    """(n4, step, iters) -> one launch of l2.cu's `kernel` over n4 float4 (l2_read: dst holds the
+    partial sums; l2_copy: the copy), built with the record's constants: what the harness checks and
+    times, and what Nsight Compute profiles."""
     rec = ceilings.L2
     kern = get_kernel(rec.source, kernel, rec.options)
 
-    def make(iters: int) -> Callable[[], None]:
+    def launch(n4: int, step: int, iters: int) -> Callable[[], None]:
         args = (src, dst, np.uint32(n4), np.uint32(step), np.int32(iters))
         return lambda: kern.launch((grid, 1, 1), (rec.block, 1, 1), args)
-    return make
+    return launch
 
 
 class _Runner:
@@ -279,6 +279,7 @@ class _Runner:
         with cuda_call(rec.read, "cudaMalloc (L2 sweep input)"):
             buf = cp.random.RandomState(11).uniform(0.0, 1.0, max(footprints) // 4, dtype=cp.float32)
             partial = cp.empty(T, dtype=cp.float32)
+        walk = l2_walk(rec.read, buf, partial, grid)
         rows = []
         for fp in footprints:
             n4 = fp // 16
@@ -286,8 +287,11 @@ class _Runner:
             label = f"{rec.read} {fp / MiB:g} MiB"
             self.say(f"verify {label}")
             row = {"label": label, "footprint_bytes": fp, "n4": n4, "step": step, "rounds": []}
+
+            def make(iters, n4=n4, step=step):
+                return walk(n4, step, iters)
+
             try:
-                make = l2_walk(rec.read, buf, partial, n4, step, grid)
                 iters = _fit_iters(make, label, self.cfg.target_ms)
                 partial.fill(np.nan)
                 make(iters)()
@@ -322,7 +326,11 @@ class _Runner:
             out = cp.empty_like(src)
         self.say(f"verify {label}")
         floor = -(-n4 // rec.visits(T, 1))  # every element written at least once
-        make = l2_walk(rec.copy, src, out, n4, step, grid)
+        walk = l2_walk(rec.copy, src, out, grid)
+
+        def make(iters):
+            return walk(n4, step, iters)
+
         row = {"label": label, "footprint_bytes": fp, "n4": n4, "step": step, "rounds": []}
         iters = _fit_iters(make, label, self.cfg.target_ms, floor=floor)
         out.fill(np.nan)

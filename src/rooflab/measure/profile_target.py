@@ -104,7 +104,11 @@ def _l2_read(cp, dev, footprint: int) -> None:
     n4 = footprint // 16
     buf = cp.random.RandomState(11).uniform(0.0, 1.0, footprint // 4, dtype=cp.float32)
     partial = cp.empty(threads, dtype=cp.float32)
-    make = memory.l2_walk(rec.read, buf, partial, n4, threads % n4, grid)
+    walk = memory.l2_walk(rec.read, buf, partial, grid)
+
+    def make(iters):
+        return walk(n4, threads % n4, iters)
+
     iters = memory._fit_iters(make, rec.read, memory.MemoryConfig().target_ms)
     _profiled(cp, make(iters), rec.read)
     print(f"bytes={rec.read_bytes(threads, iters):.0f}")
