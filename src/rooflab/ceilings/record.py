@@ -25,14 +25,13 @@ class KernelFile:
 
     source: str  # inside the package
     defines: tuple[tuple[str, int], ...] = ()  # (macro, value): passed as -Dmacro=value
-    arch: tuple[str, ...] = ()  # further compiler options every entry of the file needs
 
     def define(self, name: str) -> int:
         return dict(self.defines)[name]
 
     @property
     def options(self) -> tuple[str, ...]:
-        return (*self.arch, *(f"-D{k}={v}" for k, v in self.defines))
+        return tuple(f"-D{k}={v}" for k, v in self.defines)
 
     def with_defines(self, **values: int) -> KernelFile:
         """The same file built with other constants (what a changed record compiles)."""
