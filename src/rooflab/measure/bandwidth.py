@@ -104,7 +104,7 @@ def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo, threads_per_
     """Read-only and write-only float4 passes: what each direction alone reaches."""
     cp = cupy()
     n = cfg.n
-    rd, wr = ceilings.READ, ceilings.WRITE  # read: 16 float4 per thread, a partial-sum array of 1/64 the input
+    rd, wr = ceilings.READ, ceilings.WRITE  # the read writes one partial sum per thread
     rgrid = rd.grid(n)
     partial = cp.empty(rgrid * rd.block, dtype=cp.float32)
     want = float(cp.sum(src, dtype=cp.float64))
