@@ -78,12 +78,14 @@ def _kernels(broken: set[str], state: dict):
         out[: int(n)] = value
         _advance(4.0 * int(n))
 
-    table = {"copy_scalar": copy, "copy_float4": copy, "copy_float4_unroll<4>": copy, "scale_float4": scale,
-             "read_float4": read, "write_float4": write}
+    table = {"copy_scalar": copy, "copy_float4": copy, "scale_float4": scale, "read_float4": read,
+             "write_float4": write}
 
     def lookup(name):
         if name in table:
             return table[name]
+        if re.fullmatch(r"copy_float4_unroll<\d+>", name):
+            return copy
         if re.fullmatch(r"read_float4_unroll<\d+, \d>", name):
             return read
         raise KeyError(name)
@@ -91,7 +93,7 @@ def _kernels(broken: set[str], state: dict):
 
 
 def make_fake(broken=()):
-    state = {"launches": 0}
+    state = {"launches": 0, "log": []}  # log: (kernel, grid, block) of every launch
     lookup = _kernels(set(broken), state)
 
     class Function:
@@ -105,6 +107,7 @@ def make_fake(broken=()):
                 assert isinstance(a, (np.ndarray, np.generic)), (self.name, type(a))
             if self.name == "copy_float4":
                 state["launches"] += 1
+            state["log"].append((self.name, grid[0], block[0]))
             lookup(self.name)(grid[0], block[0], args)
 
     class Module:
@@ -146,7 +149,7 @@ def make_fake(broken=()):
         empty=lambda n, dtype: _arr(np.empty(n, dtype)), empty_like=lambda a: _arr(np.empty_like(a)),
         sum=lambda x, dtype=None: np.sum(x, dtype=dtype), abs=np.abs, all=np.all, any=np.any,
         array_equal=np.array_equal, count_nonzero=np.count_nonzero, asnumpy=np.asarray,
-        float32=np.float32, float64=np.float64, uint32=np.uint32, __version__="fake")
+        float32=np.float32, float64=np.float64, uint32=np.uint32, __version__="fake", log=state["log"])
 
 
 @pytest.fixture
@@ -224,3 +227,50 @@ def test_a_copy_that_stops_once_timed_is_failed(fake, device):
     assert not run_["verified"] and run_.get("gbs") is None
     assert run_["error"].startswith("faster than this GPU can run it")
     assert not next(c for c in run_["proof"] if c["name"] == "last timed launch")["passed"]
+
+
+def test_the_stream_records_geometry_is_what_runs_and_what_is_counted(fake, device, monkeypatch):
+    """The read and write passes launch at the block and elements per thread their records give, and
+    the bytes counted follow the record (the read's partial sums included)."""
+    import dataclasses
+
+    from rooflab import ceilings
+    from rooflab.measure.bandwidth import run
+
+    n = _cfg().n
+    read = dataclasses.replace(ceilings.READ, per_thread=128, block=512)
+    write = dataclasses.replace(ceilings.WRITE, block=64, arrays=0.75)  # more would beat the pins: FAILED
+    monkeypatch.setattr(ceilings, "READ", read)
+    monkeypatch.setattr(ceilings, "WRITE", write)
+    cp = fake()
+    d = run(_cfg(), device)["directions"]
+    rgrid = -(-(-(-n // 128)) // 512)
+    wgrid = -(-(-(-n // 4)) // 64)
+    assert ("read_float4", rgrid, 512) in cp.log and ("write_float4", wgrid, 64) in cp.log
+    assert not [x for x in cp.log if x[0] in ("read_float4", "write_float4") and x not in
+                (("read_float4", rgrid, 512), ("write_float4", wgrid, 64))]
+    assert d["read"]["verified"] and d["read"]["bytes"] == 4.0 * n + rgrid * 512 * 4.0
+    assert d["write"]["verified"] and d["write"]["bytes"] == 0.75 * 4.0 * n
+    assert "16 float4 per thread" not in d["note"] and "32 float4 per thread, block 512" in d["note"]
+
+
+def test_a_stream_record_added_to_the_sweep_shows_in_the_tables(fake, device, monkeypatch):
+    """A copy kernel that only a record names (here the 8-deep instance copy.cu also compiles) is
+    swept, checked and timed like the others and has its rows in the document's launch-sweep table
+    and CSV, with no other edit."""
+    from rooflab import ceilings, results
+    from rooflab.cuda.device import document_entry
+    from rooflab.measure.bandwidth import BandwidthConfig, run
+    from rooflab.report.ceilings import bandwidth_tables
+
+    deep = ceilings.Stream("copy_float4_unroll<8>", "float4, 8 loads in flight per thread", arrays=2, per_thread=32)
+    monkeypatch.setattr(ceilings, "SWEEP", (*ceilings.SWEEP, deep))
+    fake()
+    sec = run(BandwidthConfig(n=(1 << 16) + 3, reps=50, rounds=1, blocks=(256,), sweep=True), device)
+    mine = [r for r in sec["sweep"] if r["kernel"] == deep.kernel]
+    assert mine and all(r["description"] == deep.what and r["runs"][0]["verified"] for r in mine)
+    doc = results.new_document("test", document_entry(device))
+    doc["bandwidth"] = sec
+    sweep = next(t for t in bandwidth_tables(doc) if t.key == "bandwidth_sweep")
+    assert sum(1 for row in sweep.rows if row[0] == deep.kernel) == len(mine)
+    assert results.schema_problem(doc) is None

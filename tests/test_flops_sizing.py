@@ -50,3 +50,27 @@ def test_unknown_architecture_sizes_launches_without_a_made_up_peak(fake_gpu):
     assert u["tflops"] == pytest.approx(k["tflops"])
     # sized from a generous guess (128 lanes per SM): as long as on a 128-lane part, not the 256-iteration floor
     assert u["iters"] == k["iters"] > 256
+
+
+def test_the_fma_records_constant_reaches_the_kernel_and_the_flop_count(monkeypatch):
+    """FMA_PER_CHAIN_PER_ITER is the record's: changed there, the chains are built with it (-D) and
+    the FLOPs, the FMA per iteration, the emulation and the method's basis all follow."""
+    from rooflab import ceilings
+
+    builds = []
+    monkeypatch.setattr(flops, "cupy", lambda: _FakeCupy)
+    monkeypatch.setattr(flops, "verify", lambda acc, **_k: 0.0)
+    monkeypatch.setattr(flops, "get_kernel", lambda *a: builds.append(a))
+    monkeypatch.setattr(flops, "time_kernel", lambda *_a, **_k: _Timing())
+    cfg = flops.FlopsConfig(accumulators=(2,), occupancies=((4, 256),), tensor=False)
+    default = flops.run(cfg, _device((9, 0), 128))["rows"][0]
+    assert builds[-1] == ("ceilings/fma.cu", "fma_chain<2>", ("-DFMA_PER_CHAIN_PER_ITER=16",))
+    ref = flops.emulate(8, 2, 4)
+    monkeypatch.setattr(ceilings, "FMA", ceilings.FMA.with_defines(FMA_PER_CHAIN_PER_ITER=32))
+    sec = flops.run(cfg, _device((9, 0), 128))
+    row = sec["rows"][0]
+    assert builds[-1] == ("ceilings/fma.cu", "fma_chain<2>", ("-DFMA_PER_CHAIN_PER_ITER=32",))
+    assert row["fma_per_iter"] == 64 and default["fma_per_iter"] == 32
+    assert row["flops"] == float(row["threads"]) * row["iters"] * 32 * 2 * 2
+    assert sec["method"]["flops"] == "threads x iters x (32 x accumulators) FMA x 2 FLOP"
+    np.testing.assert_array_equal(flops.emulate(8, 2, 2), ref)  # 2 iterations of 32 = 4 of 16

@@ -82,3 +82,43 @@ def test_the_tensor_roofs_measure_on_this_gpu():
         nominal = nominal_tensor_fma(dev.cc, r["precision"])
         if nominal and r["flop_per_sm_cycle"]:
             assert r["flop_per_sm_cycle"] <= 2 * nominal[0] * 1.02, r
+
+
+def test_the_tensor_records_constants_reach_the_kernels_and_the_flop_count(monkeypatch):
+    """NACC, UNROLL, MMA_BLOCK and WG_UNROLL are the record's: changed there, every peak kernel is
+    built with the new -D options and its FLOPs per launch follow."""
+    import numpy as np
+
+    from rooflab import ceilings
+    from rooflab.cuda.device import DeviceInfo
+    from rooflab.cuda.timing import Timing
+    from rooflab.measure import tensor_peaks
+
+    builds, launches = [], []
+
+    class Kernel:
+        def launch(self, grid, block, args):
+            launches.append((grid, block))
+
+    def get_kernel(source, name, options=()):
+        builds.append((source, name, options))
+        return Kernel()
+
+    fake_cp = type("cp", (), {"float32": np.float32, "full": staticmethod(lambda n, v, dtype: np.full(n, 1.0)),
+                              "all": staticmethod(np.all), "isfinite": staticmethod(np.isfinite)})
+    monkeypatch.setattr(tensor_peaks, "cupy", lambda: fake_cp)
+    monkeypatch.setattr(tensor_peaks, "get_kernel", get_kernel)
+    monkeypatch.setattr(tensor_peaks, "time_kernel", lambda launch, **_k: (launch(), Timing([50.0], 0, False))[1])
+    monkeypatch.setattr(ceilings, "TENSOR", ceilings.TENSOR.with_defines(NACC=4, MMA_BLOCK=128, WG_UNROLL=2))
+    dev = DeviceInfo(index=0, name="NVIDIA H200", cc=(9, 0), arch="Hopper", sm_count=132, fp32_cores_per_sm=128,
+                     sm_clock_max_mhz=1980.0, mem_clock_max_mhz=3201.0, bus_width_bits=6016, l2_bytes=60 << 20,
+                     memory_bytes=141 << 30)
+    rows = {r["kernel"]: r for r in tensor_peaks.run(dev, target_ms=1.0, reps=1)}
+    assert {b[1] for b in builds} == {p.kernel for p in TENSOR_PEAKS}
+    assert all(("-DNACC=4" in o and "-DMMA_BLOCK=128" in o and "-DWG_UNROLL=2" in o) for _s, _n, o in builds)
+    bf16 = rows["mma_peak_bf16"]
+    assert bf16["block"] == 128 and ((bf16["blocks"], 1, 1), (128, 1, 1)) in launches
+    # 4 warps x (4 x 4) MMAs of 4096 FLOP per block per iteration: a quarter of the shipped record's
+    assert bf16["flops"] == bf16["blocks"] * bf16["iters"] * 4 * 4 * 4 * 4096
+    wg = rows["wgmma_peak_bf16"]
+    assert wg["block"] == 128 and wg["flops"] == wg["blocks"] * wg["iters"] * 2 * 2 * 64 * 256 * 16

@@ -1,103 +1,98 @@
-"""The ceilings: one record per kernel, as BabelStream's benchmark table (label, weight = arrays
-moved per element, so bytes = weight × 4 × n). The harnesses (rooflab.measure.bandwidth, .flops)
-launch and verify them; the renderers read the labels and models from here."""
+"""The ceilings, as BabelStream's benchmark table: one record per kernel file (ceilings/*.cu) with
+its entries, launch geometry, the constants it is built with (passed as -D) and its FLOP and byte
+model. Every harness (rooflab.measure: bandwidth, read_stream, flops, tensor_peaks, memory, links,
+profile_target) launches and models a ceiling from here; the record types are in .record."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from rooflab.ceilings.record import (
+    FmaChains,
+    FmaProfile,
+    KernelFile,
+    L2Walk,
+    MmaShape,
+    PeerCopy,
+    SharedStream,
+    SharedVariant,
+    Stream,
+    StreamKernels,
+    TensorPeak,
+    TensorPeakKernels,
+    resident_wave,
+)
 
+# ------------------------------------------------------------------- copy.cu: the HBM roof (P3-P5)
 
-@dataclass(frozen=True)
-class Ceiling:
-    kernel: str  # the function (or template instance) in `source`
-    source: str  # kernel file inside the package
-    what: str  # table label
-    arrays: float  # float arrays moved per element: bytes = arrays × 4 × n
-    per_thread: int = 1  # elements per thread per grid-stride step
-    flops_per_element: float = 0.0
-    verify: str = "copy"  # what the checked run must produce: copy | scale | sum | fill
-
-    def bytes(self, n: int) -> float:
-        return self.arrays * 4.0 * n
-
-    def flops(self, n: int) -> float:
-        return self.flops_per_element * n
-
-
-COPY = "ceilings/copy.cu"
-COPY_SCALAR = Ceiling("copy_scalar", COPY, "seed's scalar grid-stride loop", arrays=2)
-COPY_FLOAT4 = Ceiling("copy_float4", COPY, "float4 (16-byte) grid-stride loop", arrays=2, per_thread=4)
-COPY_UNROLL4 = Ceiling("copy_float4_unroll<4>", COPY, "float4, 4 loads in flight per thread", arrays=2,
-                       per_thread=16)
-SCALE = Ceiling("scale_float4", COPY, "y = a·x, float4 (the seed's P5 kernel, AI 0.125)", arrays=2, per_thread=4,
-                flops_per_element=1.0, verify="scale")
-READ = Ceiling("read_float4", COPY, "read only: float4 grid-stride sum, 16 float4 per thread", arrays=1,
-               per_thread=64, verify="sum")
-WRITE = Ceiling("write_float4", COPY, "write only: float4 fill, one float4 per thread", arrays=1, per_thread=4,
-                verify="fill")
+COPY_SCALAR = Stream("copy_scalar", "seed's scalar grid-stride loop", arrays=2,
+                     profile_blocks_per_sm=4)  # profiled at the seed's launch: 4 blocks of 256 per SM
+COPY_FLOAT4 = Stream("copy_float4", "float4 (16-byte) grid-stride loop", arrays=2, per_thread=4)
+COPY_UNROLL4 = Stream("copy_float4_unroll<4>", "float4, 4 loads in flight per thread", arrays=2, per_thread=16)
+SCALE = Stream("scale_float4", "y = a·x, float4 (the seed's P5 kernel, AI 0.125)", arrays=2, per_thread=4,
+               flops_per_element=1.0, verify="scale")
+READ = Stream("read_float4", "read only: float4 grid-stride sum, 16 float4 per thread", arrays=1,
+              per_thread=64, verify="sum")
+WRITE = Stream("write_float4", "write only: float4 fill, one float4 per thread", arrays=1, per_thread=4,
+               verify="fill", block=128)
 # Read-only streams with more bytes in flight: UNROLL 16-byte loads per thread per step, a grid
 # sized to the SMs (waves of full occupancy, grid-stride), a load hint each.
 READ_HINTS = {0: "plain", 1: "evict-first (__ldcs)", 2: "L1::no_allocate, read-only path"}
 
 
-def _read_unroll(unroll: int, hint: int) -> Ceiling:
-    return Ceiling(f"read_float4_unroll<{unroll}, {hint}>", COPY,
-                   f"read only: {unroll} float4 loads in flight per thread, {READ_HINTS[hint]}", arrays=1,
-                   per_thread=4 * unroll, verify="sum")
+def _read_unroll(unroll: int, hint: int) -> Stream:
+    return Stream(f"read_float4_unroll<{unroll}, {hint}>",
+                  f"read only: {unroll} float4 loads in flight per thread, {READ_HINTS[hint]}", arrays=1,
+                  per_thread=4 * unroll, verify="sum")
 
 
 READ_VARIANTS = tuple(_read_unroll(u, h) for u, h in ((4, 0), (8, 0), (16, 0), (8, 1), (8, 2)))
-READ_WAVES = (1, 2, 4)  # grids of this many full-occupancy waves
+SWEEP = (COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4)  # the launch sweep (P4): every copy variant × blocks × grids
 
-# the launch sweep (P4): every copy variant × block sizes × grids
-SWEEP = (COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4)
-BY_KERNEL = {c.kernel: c for c in (COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4, SCALE, READ, WRITE, *READ_VARIANTS)}
+COPY = StreamKernels(source="ceilings/copy.cu",
+                     entries=(COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4, SCALE, READ, WRITE, *READ_VARIANTS),
+                     read_waves=(1, 2, 4))
+BY_KERNEL = {c.kernel: c for c in COPY.entries}
 
+# ------------------------------------------------------- fma*.cu: the CUDA-core compute roofs (P6)
 
-@dataclass(frozen=True)
-class FmaChain:
-    """Register-only FMA chains (P6): FLOPs = threads × iters × (16 × accumulators) × 2."""
+FMA = FmaChains(source="ceilings/fma.cu", defines=(("FMA_PER_CHAIN_PER_ITER", 16),), entry="fma_chain",
+                precision="fp32", flop_per_fma=2, accumulators=(1, 2, 4, 8),
+                profile=FmaProfile(blocks_per_sm=4, block=256, acc=8, iters=4096))
+FMA64 = FmaChains(source="ceilings/fma64.cu", defines=(("FMA_PER_CHAIN_PER_ITER", 16), ("FMA_BLOCK", 256)),
+                  entry="dfma_chain", precision="fp64", flop_per_fma=2, accumulators=(8,))
+FMA16 = FmaChains(source="ceilings/fma16.cu", defines=(("FMA_PER_CHAIN_PER_ITER", 16), ("FMA_BLOCK", 256)),
+                  entry="hfma2_chain", precision="fp16", flop_per_fma=4, accumulators=(8,))  # HFMA2: 2 halves
 
-    source: str = "ceilings/fma.cu"
-    fma_per_chain_per_iter: int = 16  # must match FMA_PER_CHAIN_PER_ITER in fma.cu
-    accumulators: tuple[int, ...] = (1, 2, 4, 8)  # the compiled instances
+# ------------------------------------------------------------- l2.cu, smem.cu: the on-chip levels
 
-    def kernel(self, acc: int) -> str:
-        return f"fma_chain<{acc}>"
+L2 = L2Walk(source="ceilings/l2.cu", defines=(("L2_UNROLL", 4), ("L2_BLOCK", 256)))
+SHARED = SharedStream(source="ceilings/smem.cu", defines=(("SMEM_F4", 512), ("SMEM_UNROLL", 4), ("SMEM_BLOCK", 256)),
+                      variant_list=(
+                          ("conflict-free", SharedVariant(1, 128, 255, 4, "lanes 16 B apart: each quarter-warp "
+                                                                          "covers the 32 banks once")),
+                          ("32-way conflict", SharedVariant(8, 4, 127, 32, "lanes 128 B apart: all 32 lanes in "
+                                                                           "banks 0-3, 32 rows"))))
 
-    def flops(self, threads: int, iters: int, acc: int) -> float:
-        return float(threads) * iters * self.fma_per_chain_per_iter * acc * 2
+# ----------------------------------------------------------- tensor_peak.cu: the tensor-core roofs
 
+# mma.sync: MMA_BLOCK / 32 warps per block, NACC × UNROLL MMAs per warp per iteration, m16n8k16 BF16 = 4096 FLOP,
+# m16n8k8 TF32 = 2048; wgmma: one warpgroup per block, WG_UNROLL per iteration, m64n256k16 BF16 /
+# m64n256k8 TF32
+TENSOR = TensorPeakKernels(
+    source="ceilings/tensor_peak.cu", defines=(("NACC", 8), ("UNROLL", 4), ("MMA_BLOCK", 256), ("WG_UNROLL", 8)),
+    shapes=(MmaShape("mma_peak_bf16", "bf16", "mma.sync", 2 * 16 * 8 * 16, 8, (8, 0)),
+            MmaShape("mma_peak_tf32", "tf32", "mma.sync", 2 * 16 * 8 * 8, 8, (8, 0)),
+            MmaShape("wgmma_peak_bf16", "bf16", "wgmma", 2 * 64 * 256 * 16, 2, (9, 0), True, ("-arch=sm_90a",)),
+            MmaShape("wgmma_peak_tf32", "tf32", "wgmma", 2 * 64 * 256 * 8, 2, (9, 0), True, ("-arch=sm_90a",))))
+TENSOR_PEAKS = TENSOR.peaks
 
-FMA = FmaChain()
+# ------------------------------------------------------------ peer_copy.cu: the GPU-to-GPU links
 
+PEER_COPY = PeerCopy(source="ceilings/peer_copy.cu", defines=(("PEER_UNROLL", 4),))
 
-@dataclass(frozen=True)
-class TensorPeak:
-    """Tensor-core compute roof (ceilings/tensor_peak.cu): long chains of MMAs on registers (mma.sync)
-    or on shared-memory operands (wgmma), no global traffic in the loop.
-    FLOPs = blocks × iters × flop_per_block_iter."""
+# one record per kernel file
+KERNELS: tuple[KernelFile, ...] = (COPY, FMA, FMA64, FMA16, L2, SHARED, TENSOR, PEER_COPY)
 
-    kernel: str
-    precision: str  # the roof it measures: "bf16" | "tf32"
-    unit: str  # "mma.sync" | "wgmma"
-    flop_per_block_iter: float
-    block: int
-    blocks_per_sm: int
-    requires_cc: tuple[int, int]
-    exact_cc: bool = False  # wgmma: sm_90a code runs on cc 9.0 only
-    options: tuple[str, ...] = ()
-    source: str = "ceilings/tensor_peak.cu"
-
-    def flops(self, blocks: int, iters: int) -> float:
-        return self.flop_per_block_iter * blocks * iters
-
-
-# mma.sync: 8 warps per block, 32 MMAs per warp per iteration (NACC × UNROLL), m16n8k16 BF16 = 4096 FLOP,
-# m16n8k8 TF32 = 2048; wgmma: one warpgroup per block, 8 per iteration, m64n256k16 BF16 / m64n256k8 TF32
-TENSOR_PEAKS = (
-    TensorPeak("mma_peak_bf16", "bf16", "mma.sync", 8 * 32 * 4096, 256, 8, (8, 0)),
-    TensorPeak("mma_peak_tf32", "tf32", "mma.sync", 8 * 32 * 2048, 256, 8, (8, 0)),
-    TensorPeak("wgmma_peak_bf16", "bf16", "wgmma", 8 * 2 * 64 * 256 * 16, 128, 2, (9, 0), True, ("-arch=sm_90a",)),
-    TensorPeak("wgmma_peak_tf32", "tf32", "wgmma", 8 * 2 * 64 * 256 * 8, 128, 2, (9, 0), True, ("-arch=sm_90a",)),
-)
+__all__ = ["BY_KERNEL", "COPY", "COPY_FLOAT4", "COPY_SCALAR", "COPY_UNROLL4", "FMA", "FMA16", "FMA64", "KERNELS",
+           "L2", "PEER_COPY", "READ", "READ_HINTS", "READ_VARIANTS", "SCALE", "SHARED", "SWEEP", "TENSOR",
+           "TENSOR_PEAKS", "WRITE", "FmaChains", "FmaProfile", "KernelFile", "L2Walk", "MmaShape", "PeerCopy", "SharedStream",
+           "SharedVariant", "Stream", "StreamKernels", "TensorPeak", "TensorPeakKernels", "resident_wave"]

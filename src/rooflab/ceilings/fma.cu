@@ -4,7 +4,11 @@
 // on recent GPUs), so a warp needs other warps or other chains to fill the pipe.
 // Per loop iteration each accumulator gets 16 FMAs: FMA per iteration = 16 * ACC.
 // x and y arrive as arguments and the sum is stored, so nothing can be folded away.
+// The constants come from the record (rooflab.ceilings.FMA) as -D options; the defaults let nvcc
+// compile the file alone.
+#ifndef FMA_PER_CHAIN_PER_ITER
 #define FMA_PER_CHAIN_PER_ITER 16
+#endif
 
 template <int ACC>
 __global__ void fma_chain(float* out, int iters, float x, float y)

@@ -3,10 +3,17 @@
 // DFMA per iteration = 16 * ACC, 2 FLOP each. x and y arrive as arguments and the sum is
 // stored, so nothing can be folded away. The host passes x = 0.5: the product a*x is then
 // exact, so a fused DFMA and numpy's a*x + y round identically and the check is bitwise.
+// The constants come from the record (rooflab.ceilings) as -D options; the defaults let nvcc
+// compile the file alone.
+#ifndef FMA_PER_CHAIN_PER_ITER
 #define FMA_PER_CHAIN_PER_ITER 16
+#endif
+#ifndef FMA_BLOCK
+#define FMA_BLOCK 256
+#endif
 
 template <int ACC>
-__global__ void __launch_bounds__(256) dfma_chain(double* out, int iters, double x, double y)
+__global__ void __launch_bounds__(FMA_BLOCK) dfma_chain(double* out, int iters, double x, double y)
 {
     double acc[ACC];
 #pragma unroll

@@ -4,14 +4,25 @@
 // the cliff down to HBM.
 //
 // Indexing: thread t reads the virtual elements v = t + k*T (T = threads in the grid,
-// k = 0 .. 4*iters-1) at address v mod n4. The wrap is kept incremental (step = T mod n4
+// k = 0 .. U*iters-1, U = L2_UNROLL) at address v mod n4. The wrap is kept incremental (step = T mod n4
 // is passed in, one compare-and-subtract per load) instead of a 64-bit modulo. Over the
-// whole grid the virtual elements are exactly 0 .. T*4*iters-1, so the sum of all partial
-// sums is known on the host: (T*4*iters / n4) full passes plus a prefix. n4 and T are
+// whole grid the virtual elements are exactly 0 .. T*U*iters-1, so the sum of all partial
+// sums is known on the host: (T*U*iters / n4) full passes plus a prefix. n4 and T are
 // multiples of 32, so a wrap never splits a warp's 512 contiguous bytes.
-// Bytes counted: 16 * T * 4 * iters read (the T partial sums written are not counted).
+// Bytes counted: 16 * T * U * iters read (the T partial sums written are not counted).
 
+// The constants come from the record (rooflab.ceilings.L2) as -D options; the defaults let nvcc
+// compile the file alone.
+#ifndef L2_UNROLL
 #define L2_UNROLL 4
+#endif
+// The walks below are written out for four loads: loops over L2_UNROLL schedule the loads and
+// adds differently, and this form's machine code is the one measured. Another value is refused
+// here rather than modelled wrongly.
+static_assert(L2_UNROLL == 4, "l2_read and l2_copy issue exactly four loads per iteration");
+#ifndef L2_BLOCK
+#define L2_BLOCK 256
+#endif
 
 // 16-byte load cached in L2 only: a footprint of a few MiB spread over the SMs would
 // otherwise be served by the L1s after the first pass.
@@ -42,7 +53,7 @@ __device__ __forceinline__ unsigned int wrap_add(unsigned int i, unsigned int st
 
 // Four independent 16-byte loads in flight per thread per iteration, each summed into its
 // own accumulator so no add waits on another load.
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(L2_BLOCK)
 l2_read(const float4* __restrict__ in, float* __restrict__ partial,
         unsigned int n4, unsigned int step, int iters)
 {
@@ -67,9 +78,9 @@ l2_read(const float4* __restrict__ in, float* __restrict__ partial,
 }
 
 // The copy variant at an in-L2 footprint: the same walk, each float4 read (L2 only) and
-// written back to a second array. Bytes counted: 32 * T * 4 * iters (read + write).
+// written back to a second array. Bytes counted: 32 * T * L2_UNROLL * iters (read + write).
 // Several threads may write the same element; they write the same value.
-extern "C" __global__ void __launch_bounds__(256)
+extern "C" __global__ void __launch_bounds__(L2_BLOCK)
 l2_copy(const float4* __restrict__ in, float4* __restrict__ out,
         unsigned int n4, unsigned int step, int iters)
 {

@@ -18,8 +18,17 @@
 // address stays inside the 512-float4 buffer.
 // Bytes counted: 16 * threads * SMEM_UNROLL * iters.
 
+// The constants come from the record (rooflab.ceilings.SHARED) as -D options; the defaults let
+// nvcc compile the file alone.
+#ifndef SMEM_F4
 #define SMEM_F4 512  // float4 per block (8 KB): eight blocks of 256 fit on every SM from sm_75 on
+#endif
+#ifndef SMEM_UNROLL
 #define SMEM_UNROLL 4
+#endif
+#ifndef SMEM_BLOCK
+#define SMEM_BLOCK 256
+#endif
 
 // Word w of the buffer: a multiplicative hash, so a wrong address gives a wrong sum.
 __device__ __forceinline__ unsigned int smem_value(unsigned int w)
@@ -28,7 +37,7 @@ __device__ __forceinline__ unsigned int smem_value(unsigned int w)
 }
 
 template <int LANE_STRIDE>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(SMEM_BLOCK)
 smem_read(unsigned int* __restrict__ out, int iters, unsigned int step, unsigned int mask)
 {
     // a quarter-warp of stride-1 lanes spans 8 float4; the unrolled loads of a stride-1

@@ -14,10 +14,19 @@
 // sm_75 has neither MMA shape for these types: the bodies compile empty there.
 #include "ptx.cuh"  // make_desc, wgmma_m64n256k16_bf16 / k8_tf32 (include/ptx.cuh)
 
+// The constants come from the record (rooflab.ceilings.TENSOR) as -D options; the defaults let
+// nvcc compile the file alone.
+#ifndef NACC
 #define NACC 8
+#endif
+#ifndef UNROLL
 #define UNROLL 4
+#endif
+#ifndef MMA_BLOCK
+#define MMA_BLOCK 256
+#endif
 
-extern "C" __global__ void __launch_bounds__(256) mma_peak_bf16(float* out, int iters)
+extern "C" __global__ void __launch_bounds__(MMA_BLOCK) mma_peak_bf16(float* out, int iters)
 {
 #if __CUDA_ARCH__ >= 800
     // bf16 0x3C00 = 2^-7 (plus a thread-dependent low mantissa bit pattern)
@@ -46,7 +55,7 @@ extern "C" __global__ void __launch_bounds__(256) mma_peak_bf16(float* out, int 
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(256) mma_peak_tf32(float* out, int iters)
+extern "C" __global__ void __launch_bounds__(MMA_BLOCK) mma_peak_tf32(float* out, int iters)
 {
 #if __CUDA_ARCH__ >= 800
     // FP32 bit patterns near 2^-7 with thread-dependent mantissas (TF32 uses the top 19 bits)
@@ -84,7 +93,9 @@ extern "C" __global__ void __launch_bounds__(256) mma_peak_tf32(float* out, int 
 // FLOP of a launch = iters * WG_UNROLL * 524288 * blocks (one warpgroup per block).
 // Launch: block 128, grid = 2 * SMs (two warpgroups per SM, as in the GEMM), out: one float
 // per thread. Compile with -arch=sm_90a; elsewhere the body is empty.
+#ifndef WG_UNROLL
 #define WG_UNROLL 8
+#endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 

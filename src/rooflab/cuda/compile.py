@@ -114,7 +114,7 @@ def check_compiles(path: str, name: str, options: tuple[str, ...] = ()) -> None:
         return
 
 
-def get_kernel(relpath: str, name: str, *, options: tuple[str, ...] = (), label: str | None = None) -> Kernel:
+def get_kernel(relpath: str, name: str, options: tuple[str, ...] = (), *, label: str | None = None) -> Kernel:
     """Compile (cached per process; CuPy also caches on disk) and return one kernel.
 
     A template instance such as 'mm_tiled<32>' is compiled through name_expressions.

@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from rooflab import ceilings
-from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.cuda.timing import time_kernel
@@ -23,14 +22,12 @@ from rooflab.measure.proven import time_proven
 from rooflab.errors import KernelError, UsageError
 from rooflab.measure import read_stream
 from rooflab.measure.guards import Guarded
+from rooflab.measure.streams import launcher
 from rooflab.rungs.record import cdiv
 
-SOURCE = ceilings.COPY
 _MAX_THREADS_PER_SM_ATTR = 39  # cudaDevAttrMaxThreadsPerMultiProcessor
 _D2D = 3  # cudaMemcpyDeviceToDevice
 
-# kernel -> (elements moved per thread per grid-stride step, description), from the ceiling records
-VARIANTS = {c.kernel: (c.per_thread, c.what) for c in ceilings.SWEEP}
 
 
 @dataclass
@@ -53,7 +50,7 @@ class BandwidthConfig:
 
 def grids_for(device: DeviceInfo, block: int, per_thread: int, n: int, threads_per_sm: int) -> dict[str, int]:
     """Grid sizes from one resident wave up to one grid-stride step per thread."""
-    wave = device.sm_count * max(1, threads_per_sm // block)
+    wave = ceilings.resident_wave(device.sm_count, threads_per_sm, block)
     full = cdiv(cdiv(n, per_thread), block)
     grids = {"1 wave": wave, "4 waves": 4 * wave, "1 step/thread": full}
     return {k: v for k, v in grids.items() if v <= full or k == "1 step/thread"}
@@ -107,10 +104,9 @@ def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo, threads_per_
     """Read-only and write-only float4 passes: what each direction alone reaches."""
     cp = cupy()
     n = cfg.n
-    rk, wk = get_kernel(SOURCE, "read_float4"), get_kernel(SOURCE, "write_float4")
-    per_thread = 64  # 16 float4 per thread: a small partial-sum array (1/64 of the input)
-    rgrid = cdiv(cdiv(n, per_thread), 256)
-    partial = cp.empty(rgrid * 256, dtype=cp.float32)
+    rd, wr = ceilings.READ, ceilings.WRITE  # the read writes one partial sum per thread
+    rgrid = rd.grid(n)
+    partial = cp.empty(rgrid * rd.block, dtype=cp.float32)
     want = float(cp.sum(src, dtype=cp.float64))
 
     def read_ok():
@@ -118,13 +114,12 @@ def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo, threads_per_
         return abs(got - want) <= 1e-4 * float(cp.sum(cp.abs(src), dtype=cp.float64))
 
     partial.fill(np.nan)
-    read = _measure("read_float4", lambda: rk.launch((rgrid, 1, 1), (256, 1, 1), (src, partial, np.uint64(n))),
-                    read_ok, ceilings.READ.bytes(n) + partial.size * 4.0, cfg, device,
+    read = _measure(rd.kernel, launcher(rd, (src, partial, np.uint64(n)), grid=rgrid),
+                    read_ok, rd.bytes(n) + partial.size * 4.0, cfg, device,
                     poison=lambda: partial.fill(np.nan))
-    wgrid = cdiv(cdiv(n, 4), 128)
     out.fill(np.nan)
-    write = _measure("write_float4", lambda: wk.launch((wgrid, 1, 1), (128, 1, 1), (out, np.float32(3.0), np.uint64(n))),
-                     lambda: bool(cp.all(out == np.float32(3.0))), ceilings.WRITE.bytes(n), cfg, device,
+    write = _measure(wr.kernel, launcher(wr, (out, np.float32(3.0), np.uint64(n)), grid=wr.grid(n)),
+                     lambda: bool(cp.all(out == np.float32(3.0))), wr.bytes(n), cfg, device,
                      poison=lambda: out.fill(np.nan))
     def measure(label, launch, verify, nbytes, poison):
         return _measure(label, launch, verify, nbytes, cfg, device, poison=poison)
@@ -140,8 +135,9 @@ def _directions(src, out, cfg: BandwidthConfig, device: DeviceInfo, threads_per_
     cub = guarded("CUB DeviceReduce::Sum", read_stream.cub_reduce, src, measure)
     memset = guarded("cudaMemsetAsync", read_stream.memset, out, measure)
     return {"read": read, "write": write, "read_variants": variants, "read_cub": cub, "write_memset": memset,
-            "note": "read: float4 grid-stride sum, 16 float4 per thread, block 256 (bytes include the 1/64 "
-                    "partial-sum write); write: float4 fill, one float4 per thread, block 128; read variants: "
+            "note": f"read: float4 grid-stride sum, {rd.per_thread // 4} float4 per thread, block {rd.block} (bytes "
+                    f"include the 1/{rd.per_thread} partial-sum write); write: float4 fill, one float4 per thread, "
+                    f"block {wr.block}; read variants: "
                     "4-16 float4 loads in flight per thread, grids of 1, 2 and 4 full-occupancy waves, bytes "
                     "include the partial sums; witnesses: CUB DeviceReduce::Sum (read), cudaMemsetAsync (write)"}
 
@@ -164,50 +160,44 @@ def run(cfg: BandwidthConfig, device: DeviceInfo, progress: Callable[[str], None
         with cuda_call("cudaMemcpyAsync", "cudaMemcpyAsync(DeviceToDevice)"):
             cp.cuda.runtime.memcpyAsync(out.data.ptr, src.data.ptr, nbytes, _D2D, stream.ptr)
 
-    configs: list[tuple[str, str, int, int, int]] = []  # (kernel, grid label, block, grid, per_thread)
+    configs: list[tuple[ceilings.Stream, str, int, int]] = []  # (entry, grid label, block, grid)
     if cfg.sweep:
-        for kname, (per_thread, _desc) in VARIANTS.items():
+        for entry in ceilings.SWEEP:
             for block in cfg.blocks:
-                for glabel, grid in grids_for(device, block, per_thread, n, threads_per_sm).items():
-                    configs.append((kname, glabel, block, grid, per_thread))
-    else:
-        wave = device.sm_count * max(1, threads_per_sm // 256)
-        configs = [("copy_scalar", "4 waves", 256, 4 * wave, 1),
-                   ("copy_float4", "1 step/thread", 256, cdiv(cdiv(n, 4), 256), 4)]
+                for glabel, grid in grids_for(device, block, entry.per_thread, n, threads_per_sm).items():
+                    configs.append((entry, glabel, block, grid))
+    else:  # the seed's scalar loop at 4 waves, the float4 copy at one grid-stride step per thread
+        scalar, vec = ceilings.COPY_SCALAR, ceilings.COPY_FLOAT4
+        wave = ceilings.resident_wave(device.sm_count, threads_per_sm, scalar.block)
+        configs = [(scalar, "4 waves", scalar.block, 4 * wave), (vec, "1 step/thread", vec.block, vec.grid(n))]
 
     rows: dict[tuple, dict] = {}
     memcpy_runs: list[dict] = []
     for rnd in range(cfg.rounds):
         say(f"round {rnd + 1}/{cfg.rounds}: cudaMemcpy device-to-device")
         memcpy_runs.append(_copy_measure("cudaMemcpy D2D", memcpy, guarded, src, cfg, device))
-        for i, (kname, glabel, block, grid, per_thread) in enumerate(configs):
+        for i, (entry, glabel, block, grid) in enumerate(configs):
+            kname = entry.kernel
             say(f"round {rnd + 1}/{cfg.rounds}: {kname} block {block} grid {grid} ({i + 1}/{len(configs)})")
-            kern = get_kernel(SOURCE, kname)
-            args = (src, out, np.uint64(n))
-
-            def launch(kern=kern, grid=grid, block=block, args=args):
-                kern.launch((grid, 1, 1), (block, 1, 1), args)
-
+            launch = launcher(entry, (src, out, np.uint64(n)), grid=grid, block=block)
             key = (kname, block, grid)
             r = _copy_measure(kname, launch, guarded, src, cfg, device)
-            row = rows.setdefault(key, {"kernel": kname, "description": VARIANTS[kname][1], "block": block,
+            row = rows.setdefault(key, {"kernel": kname, "description": entry.what, "block": block,
                                         "grid": grid, "grid_label": glabel, "runs": []})
             row["runs"].append(r)
 
     # the seed's y = a*x at the best float4 geometry: the P5 kernel at AI = 0.125
     say("scale y = a*x (AI 0.125)")
-    scale_kern = get_kernel(SOURCE, "scale_float4")
-    grid = cdiv(cdiv(n, 4), 256)
+    sc = ceilings.SCALE
     out.fill(np.nan)
     two = src * np.float32(2.0)
-    scale = _measure("scale_float4",
-                     lambda: scale_kern.launch((grid, 1, 1), (256, 1, 1), (src, out, np.float32(2.0), np.uint64(n))),
-                     lambda: bool(cp.array_equal(out, two)), ceilings.SCALE.bytes(n), cfg, device,
-                     poison=lambda: out.fill(np.nan), flops=ceilings.SCALE.flops(n))
+    scale = _measure(sc.kernel, launcher(sc, (src, out, np.float32(2.0), np.uint64(n)), grid=sc.grid(n)),
+                     lambda: bool(cp.array_equal(out, two)), sc.bytes(n), cfg, device,
+                     poison=lambda: out.fill(np.nan), flops=sc.flops(n))
     del two
-    scale["flops"] = float(n)
+    scale["flops"] = sc.flops(n)
     if scale.get("gbs"):
-        scale["gflops"] = ceilings.SCALE.flops(n) / (scale["timing"]["median_ms"] * 1e-3) / 1e9
+        scale["gflops"] = sc.flops(n) / (scale["timing"]["median_ms"] * 1e-3) / 1e9
     say("read-only and write-only passes")
     directions = _directions(src, out, cfg, device, threads_per_sm)
 

@@ -1,10 +1,10 @@
 """The FP32 compute roof: register-only FMA chains (P6).
 
 FLOPs = threads x iterations x FMA per iteration x 2, with FMA per iteration =
-16 x accumulators (see ceilings/fma.cu). Accumulators are swept (1, 2, 4, 8) at
-several occupancies: with one warp per scheduler a single dependent chain leaves
-the FMA pipe idle while each result is awaited; independent chains (ILP) or more
-warps (TLP) fill it.
+FMA_PER_CHAIN_PER_ITER x accumulators (the record rooflab.ceilings.FMA, whose constants
+ceilings/fma.cu is built with). Accumulators are swept (1, 2, 4, 8) at several
+occupancies: with one warp per scheduler a single dependent chain leaves the FMA pipe idle
+while each result is awaited; independent chains (ILP) or more warps (TLP) fill it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from rooflab.ceilings import FMA
+from rooflab import ceilings
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cupy, synchronize
@@ -25,14 +25,12 @@ from rooflab.model.floor import floor_check, floor_error, roofline_floor
 from rooflab.errors import UsageError
 from rooflab.measure import tensor_peaks
 
-SOURCE = FMA.source
-FMA_PER_CHAIN_PER_ITER = FMA.fma_per_chain_per_iter
 X, Y = np.float32(0.9999), np.float32(1.0e-4)  # acc -> y/(1-x) = 1: no overflow, no denormals
 
 
 @dataclass
 class FlopsConfig:
-    accumulators: tuple[int, ...] = (1, 2, 4, 8)
+    accumulators: tuple[int, ...] = ceilings.FMA.accumulators  # every compiled instance
     # (blocks per SM, threads per block): the seed's 4x256, full occupancy 8x256, and one warp per scheduler
     occupancies: tuple[tuple[int, int], ...] = ((4, 256), (8, 256), (1, 128))
     target_ms: float = 10.0
@@ -41,22 +39,33 @@ class FlopsConfig:
     tensor: bool = True  # also the tensor-core roofs (rooflab.measure.tensor_peaks)
 
     def validate(self) -> None:
-        bad = [a for a in self.accumulators if a not in FMA.accumulators]
+        compiled = ceilings.FMA.accumulators
+        bad = [a for a in self.accumulators if a not in compiled]
         if bad:
-            raise UsageError(f"accumulators must be among 1, 2, 4, 8 (compiled instances), got {bad}")
+            raise UsageError(f"accumulators must be among {', '.join(map(str, compiled))} (compiled instances), "
+                             f"got {bad}")
         if self.reps < 1:
             raise UsageError("--reps must be at least 1")
 
 
 def kernel_name(acc: int) -> str:
-    return FMA.kernel(acc)
+    return ceilings.FMA.kernel(acc)
+
+
+def launcher(acc: int, grid: int, block: int, iters: int, out) -> Callable[[], None]:
+    """One launch of fma_chain<acc>, built with the record's constants: what the harness checks and
+    times, and what Nsight Compute profiles."""
+    rec = ceilings.FMA
+    kern = get_kernel(rec.source, rec.kernel(acc), rec.options)
+    args = (out, np.int32(iters), X, Y)
+    return lambda: kern.launch((grid, 1, 1), (block, 1, 1), args)
 
 
 def emulate(threads: int, acc: int, iters: int) -> np.ndarray:
     """What fma_chain computes, in float64 rounded to float32 after each FMA."""
     t = np.arange(threads, dtype=np.float32)
     accs = [(t * np.float32(1e-3) + np.float32(j)).astype(np.float32) for j in range(acc)]
-    for _ in range(iters * FMA_PER_CHAIN_PER_ITER):
+    for _ in range(iters * ceilings.FMA.fma_per_chain_per_iter):
         accs = [(a.astype(np.float64) * X + Y).astype(np.float32) for a in accs]
     s = np.zeros(threads, dtype=np.float32)
     for a in accs:
@@ -68,7 +77,7 @@ def verify(acc: int, threads: int = 256, iters: int = 64) -> float:
     """Max relative difference between the kernel and its emulation (one block)."""
     cp = cupy()
     out = cp.full(threads, np.nan, dtype=cp.float32)
-    get_kernel(SOURCE, kernel_name(acc)).launch((1, 1, 1), (threads, 1, 1), (out, np.int32(iters), X, Y))
+    launcher(acc, 1, threads, iters, out)()
     synchronize(kernel_name(acc))
     got = cp.asnumpy(out).astype(np.float64)
     ref = emulate(threads, acc, iters).astype(np.float64)
@@ -80,6 +89,7 @@ def verify(acc: int, threads: int = 256, iters: int = 64) -> float:
 def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | None = None) -> dict:
     cfg.validate()
     cp = cupy()
+    rec = ceilings.FMA
     say = progress or (lambda _m: None)
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     peak = device.fp32_peak_flops  # None where the architecture is not in model/arch.py: no % of peak
@@ -92,22 +102,18 @@ def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | 
         for per_sm, block in cfg.occupancies:
             grid = device.sm_count * per_sm
             threads = grid * block
-            fma_per_iter = FMA_PER_CHAIN_PER_ITER * acc
+            fma_per_iter = rec.fma_per_iter(acc)
             # size each launch to about target_ms at the peak rate
             iters = max(256, int(cfg.target_ms * 1e-3 * rate / 2 / (threads * fma_per_iter)))
-            flops = FMA.flops(threads, iters, acc)
+            flops = rec.flops(threads, iters, acc)
             row = {"accumulators": acc, "blocks_per_sm": per_sm, "block": block, "grid": grid,
                    "threads": threads, "iters": iters, "fma_per_iter": fma_per_iter, "flops": flops,
                    "warps_per_scheduler": per_sm * block / 32 / 4, "verified": ok, "verify_rel_err": err,
                    "timing": None}
             if ok:
                 say(f"fma_chain<{acc}> grid {grid} x {block}")
-                kern = get_kernel(SOURCE, kernel_name(acc))
-                out = cp.empty(threads, dtype=cp.float32)
-                args = (out, np.int32(iters), X, Y)
-                t = time_kernel(lambda kern=kern, grid=grid, block=block, args=args:
-                                kern.launch((grid, 1, 1), (block, 1, 1), args),
-                                label=kernel_name(acc), reps=cfg.reps, warmup=cfg.warmup,
+                launch = launcher(acc, grid, block, iters, cp.empty(threads, dtype=cp.float32))
+                t = time_kernel(launch, label=kernel_name(acc), reps=cfg.reps, warmup=cfg.warmup,
                                 pci_bus_id=device.pci_bus_id)
                 floor = roofline_floor(device_dict(device), "fp32-simt", flops, 0.0, beyond_l2=False)
                 fc = floor_check(t.median_ms * 1e-3, floor, (threads, 1, 1))
@@ -124,7 +130,8 @@ def run(cfg: FlopsConfig, device: DeviceInfo, progress: Callable[[str], None] | 
     tensor = tensor_peaks.run(device, say) if cfg.tensor else []
     return {
         "config": {**asdict(cfg), "occupancies": [list(o) for o in cfg.occupancies]},
-        "method": {"flops": "threads x iters x (16 x accumulators) FMA x 2 FLOP",
+        "method": {"flops": f"threads x iters x ({rec.fma_per_chain_per_iter} x accumulators) FMA x "
+                            f"{rec.flop_per_fma} FLOP",
                    "timer": "CUDA events per launch", "reps": cfg.reps, "warmup": cfg.warmup,
                    "verified": "one block checked against a float64-rounded-to-float32 emulation"},
         "fp32_peak_flops": device.fp32_peak_flops,

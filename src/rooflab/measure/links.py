@@ -32,12 +32,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from rooflab import ceilings
 from rooflab.cuda import inventory
 from rooflab.cuda.safe_env import apply_safe_env
 from rooflab.errors import UsageError
 from rooflab.model.fleet import topology
 
-SOURCE, KERNEL = "ceilings/peer_copy.cu", "peer_copy_uint4"
 _H2D, _D2H = 1, 2  # cudaMemcpyKind
 _ALREADY_ENABLED = 704  # cudaErrorPeerAccessAlreadyEnabled
 _SM_COUNT = 16  # cudaDevAttrMultiProcessorCount
@@ -102,7 +102,7 @@ class _Node:
                 self.streams.append(cp.cuda.Stream(non_blocking=True))
                 sms = int(cp.cuda.runtime.deviceGetAttribute(_SM_COUNT, d))
                 tps = int(cp.cuda.runtime.deviceGetAttribute(_THREADS_PER_SM, d))
-                self.grid.append(sms * max(1, tps // cfg.block))
+                self.grid.append(ceilings.PEER_COPY.grid(sms, tps, cfg.block))
                 cp.cuda.Device(d).synchronize()  # the pattern was written on the default stream
 
     def sync(self, devs) -> None:
@@ -136,12 +136,12 @@ class _Node:
         """SM copy: kernel on GPU j reads src[i] over the link, writes dst[j]."""
         from rooflab.cuda.compile import get_kernel
 
-        cp = self.cp
-        kern = get_kernel(SOURCE, KERNEL)
+        cp, rec = self.cp, ceilings.PEER_COPY
+        kern = get_kernel(rec.source, rec.entry, rec.options)
         with cp.cuda.Device(j), self.streams[j]:
             kern.launch((self.grid[j], 1, 1), (self.cfg.block, 1, 1),
                         (np.uint64(self.src[i].data.ptr), np.uint64(self.dst[j].data.ptr),
-                         np.uint64(self.cfg.nbytes // 16)))
+                         np.uint64(rec.elements(self.cfg.nbytes))))
 
     def time(self, enqueue: Callable[[], None], lanes: list[int]) -> list[float]:
         """Median-ready times (ms) of `enqueue`, which issues work on the streams of `lanes`
@@ -297,6 +297,7 @@ def run(cfg: LinksConfig, progress: Callable[[str], None] | None = None) -> dict
     host = []
     if cfg.host:
         host = _host_copies(node, devices, errors, say)
+    peer = ceilings.PEER_COPY
     return {
         "config": asdict(cfg),
         "method": {
@@ -308,8 +309,9 @@ def run(cfg: LinksConfig, progress: Callable[[str], None] | None = None) -> dict
             "verified": "destination poisoned, one copy, compared element-wise with the source's index/seed "
                         "pattern on the destination GPU, before and after the timed reps",
             "ce": "cudaMemcpyPeerAsync on a non-blocking stream of the source GPU, peer access enabled",
-            "sm": f"{KERNEL} ({SOURCE}) on the destination GPU reading the source over the link; grid = one "
-                  f"resident wave of {cfg.block}-thread blocks, 4 x 16-byte loads in flight per thread",
+            "sm": f"{peer.entry} ({peer.source}) on the destination GPU reading the source over the link; grid = "
+                  f"one resident wave of {cfg.block}-thread blocks, {peer.unroll} x 16-byte loads in flight per "
+                  "thread",
             "host": "cudaMemcpyAsync with pinned host memory (cupy.cuda.alloc_pinned_memory), one GPU at a time",
         },
         "started": started,

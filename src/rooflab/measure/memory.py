@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from rooflab import ceilings
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
@@ -37,27 +38,16 @@ from rooflab.model.floor import floor_check, floor_error, unit_floor
 from rooflab.model.hierarchy import SHARED_BYTES_PER_CLK, memory_summary, rate_spread
 from rooflab.model.limits import compute_limit, l2_limit, shared_limit
 
-L2_SOURCE = "ceilings/l2.cu"
-SMEM_SOURCE = "ceilings/smem.cu"
-FP64_SOURCE = "ceilings/fma64.cu"
-FP16_SOURCE = "ceilings/fma16.cu"
-L2_UNROLL = 4  # float4 loads per thread per iteration: must match l2.cu
-SMEM_UNROLL = 4  # must match smem.cu
-SMEM_F4 = 512  # uint4 per block's buffer: must match smem.cu
-FMA_PER_CHAIN_PER_ITER = 16  # must match fma64.cu / fma16.cu
-FMA_ACC = 8  # the instantiated accumulator count
-BLOCK = 256
 MiB = 2**20
 _MAX_THREADS_PER_SM_ATTR = 39  # cudaDevAttrMaxThreadsPerMultiProcessor
 _INT32_MAX = 2**31 - 1
 
 PARTS = ("l2", "l2_copy", "shared", "fp64", "fp16")
 
-# variant -> (lane stride in 16-byte words, base step, base mask, wavefronts per LDS.128, how)
-SMEM_VARIANTS = {
-    "conflict-free": (1, 128, 255, 4, "lanes 16 B apart: each quarter-warp covers the 32 banks once"),
-    "32-way conflict": (8, 4, 127, 32, "lanes 128 B apart: all 32 lanes in banks 0-3, 32 rows"),
-}
+# the shared-memory record's figures under the names the tests know (the harness reads the record)
+SMEM_UNROLL = ceilings.SHARED.unroll
+SMEM_F4 = ceilings.SHARED.buffer_f4
+SMEM_VARIANTS = ceilings.SHARED.variants  # variant -> (lane stride, base step, base mask, wavefronts, how)
 DFMA_X, DFMA_Y = 0.5, 0.5  # exact products: numpy's a*x + y rounds like a fused DFMA
 HFMA_X, HFMA_Y = 1.0 - 2.0**-10, 2.0**-10  # exact in half; fixed point 1, no overflow, no subnormals
 
@@ -134,19 +124,22 @@ def copy_footprint(l2_bytes: int) -> int:
 def l2_visit_counts(threads: int, iters: int, n4: int) -> tuple[int, int]:
     """The L2 walk visits virtual elements 0 .. threads*4*iters-1 at address v mod n4:
     (full passes over the footprint, length of the partial pass)."""
-    return divmod(threads * L2_UNROLL * iters, n4)
+    return divmod(ceilings.L2.visits(threads, iters), n4)
 
 
-def smem_words(n: int = SMEM_F4) -> np.ndarray:
+def smem_words(n: int | None = None) -> np.ndarray:
     """The shared buffer as smem.cu fills it: (n, 4) uint32, word w = w * 2654435761 mod 2^32."""
+    n = n or ceilings.SHARED.buffer_f4
     w = np.arange(4 * n, dtype=np.uint64)
     return ((w * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)).astype(np.uint32).reshape(n, 4)
 
 
-def smem_emulate(lane_stride: int, step: int, mask: int, iters: int, threads: int = BLOCK) -> np.ndarray:
+def smem_emulate(lane_stride: int, step: int, mask: int, iters: int, threads: int | None = None) -> np.ndarray:
     """What each thread of one block of smem_read<lane_stride> stores (uint32): the sum, modulo
     2^32, of every word it loads. Order does not matter for modular sums, so the per-iteration base
     addresses are counted once and weighted (fast at any iteration count)."""
+    rec = ceilings.SHARED
+    threads = threads or rec.block
     u_stride = 32 if lane_stride == 1 else 1
     words = smem_words()
     f4_sum = words.astype(np.uint64).sum(axis=1)  # x + y + z + w of each uint4
@@ -155,22 +148,23 @@ def smem_emulate(lane_stride: int, step: int, mask: int, iters: int, threads: in
     lane = np.arange(threads) % 32
     total = np.zeros(threads, dtype=np.uint64)
     for b in np.nonzero(counts)[0]:
-        idx = lane[:, None] * lane_stride + b + np.arange(SMEM_UNROLL)[None, :] * u_stride
-        if idx.max() >= SMEM_F4:
+        idx = lane[:, None] * lane_stride + b + np.arange(rec.unroll)[None, :] * u_stride
+        if idx.max() >= rec.buffer_f4:
             raise ValueError("shared-memory walk leaves the buffer")
         s = f4_sum[idx].sum(axis=1) & np.uint64(0xFFFFFFFF)
         total = (total + s * counts[b]) & np.uint64(0xFFFFFFFF)
     return total.astype(np.uint32)
 
 
-def dfma_emulate(threads: int, iters: int, acc: int = FMA_ACC, x: float = DFMA_X, y: float = DFMA_Y) -> np.ndarray:
+def dfma_emulate(threads: int, iters: int, acc: int | None = None, x: float = DFMA_X, y: float = DFMA_Y) -> np.ndarray:
     """dfma_chain<acc> for one block. With x = 0.5 every product is exact, so a*x + y in float64
     rounds exactly like the fused DFMA."""
     if x not in (0.5, 1.0, 2.0, -0.5, -1.0):
         raise ValueError("the bitwise FP64 emulation needs an exact product (x a power of two)")
+    rec = ceilings.FMA64
     t = np.arange(threads, dtype=np.float64)
-    accs = [t * 0.0009765625 + j for j in range(acc)]
-    for _ in range(iters * FMA_PER_CHAIN_PER_ITER):
+    accs = [t * 0.0009765625 + j for j in range(acc or rec.accumulators[-1])]
+    for _ in range(iters * rec.fma_per_chain_per_iter):
         accs = [a * x + y for a in accs]
     s = np.zeros(threads)
     for a in accs:
@@ -184,10 +178,12 @@ def half2_bits(v: float) -> np.uint32:
     return np.uint32(h | (h << 16))
 
 
-def hfma2_emulate(threads: int, iters: int, acc: int = FMA_ACC, x: float = HFMA_X, y: float = HFMA_Y) -> np.ndarray:
+def hfma2_emulate(threads: int, iters: int, acc: int | None = None, x: float = HFMA_X, y: float = HFMA_Y) -> np.ndarray:
     """hfma2_chain<acc> for one block: (threads, 2) float16 (low, high halves). Each HFMA2 is
     computed exactly in float64 (two halves' product has at most 22 significant bits) and rounded
     once to float16, which is what the fused instruction does; __hadd2 likewise."""
+    rec = ceilings.FMA16
+    acc = acc or rec.accumulators[-1]
     xh, yh = np.float64(np.float16(x)), np.float64(np.float16(y))
     t = (np.arange(threads) % 64).astype(np.float32) * np.float32(0.0078125)
     accs = []
@@ -195,7 +191,7 @@ def hfma2_emulate(threads: int, iters: int, acc: int = FMA_ACC, x: float = HFMA_
         lo = (t + np.float32(0.25 * j)).astype(np.float16)
         hi = (t + np.float32(0.25 * j) + np.float32(0.125)).astype(np.float16)
         accs.append(np.stack([lo, hi], axis=1))
-    for _ in range(iters * FMA_PER_CHAIN_PER_ITER):
+    for _ in range(iters * rec.fma_per_chain_per_iter):
         accs = [(a.astype(np.float64) * xh + yh).astype(np.float16) for a in accs]
     s = accs[0]
     for a in accs[1:]:
@@ -246,36 +242,55 @@ def _error_row(label: str, exc: Exception) -> dict:
     return {"label": label, "verified": False, "error": str(exc), "rounds": []}
 
 
+def threads_per_sm(device: DeviceInfo) -> int:
+    return int(cupy().cuda.runtime.deviceGetAttribute(_MAX_THREADS_PER_SM_ATTR, device.index))
+
+
+def l2_walk(kernel: str, src, dst, grid: int) -> Callable[[int, int, int], Callable[[], None]]:
+    """(n4, step, iters) -> one launch of l2.cu's `kernel` over n4 float4 (l2_read: dst holds the
+    partial sums; l2_copy: the copy), built with the record's constants: what the harness checks and
+    times, and what Nsight Compute profiles."""
+    rec = ceilings.L2
+    kern = get_kernel(rec.source, kernel, rec.options)
+
+    def launch(n4: int, step: int, iters: int) -> Callable[[], None]:
+        args = (src, dst, np.uint32(n4), np.uint32(step), np.int32(iters))
+        return lambda: kern.launch((grid, 1, 1), (rec.block, 1, 1), args)
+    return launch
+
+
 class _Runner:
     def __init__(self, cfg: MemoryConfig, device: DeviceInfo, say: Callable[[str], None]):
-        cp = cupy()
         self.cfg, self.dev, self.say = cfg, device, say
-        self.threads_per_sm = int(cp.cuda.runtime.deviceGetAttribute(_MAX_THREADS_PER_SM_ATTR, device.index))
-        self.blocks = device.sm_count * max(1, self.threads_per_sm // BLOCK)  # one full-occupancy wave
-        self.threads = self.blocks * BLOCK
+        self.threads_per_sm = threads_per_sm(device)
         self.probes: list[_Probe] = []
+
+    def wave(self, block: int) -> int:
+        """Blocks in one full-occupancy wave."""
+        return ceilings.resident_wave(self.dev.sm_count, self.threads_per_sm, block)
 
     # -- L2 --------------------------------------------------------------------------------------
 
     def l2(self, footprints: list[int]) -> dict:
         cp = cupy()
-        read = get_kernel(L2_SOURCE, "l2_read")
-        T = self.threads
-        with cuda_call("l2_read", "cudaMalloc (L2 sweep input)"):
+        rec = ceilings.L2
+        grid = self.wave(rec.block)
+        T = grid * rec.block
+        with cuda_call(rec.read, "cudaMalloc (L2 sweep input)"):
             buf = cp.random.RandomState(11).uniform(0.0, 1.0, max(footprints) // 4, dtype=cp.float32)
             partial = cp.empty(T, dtype=cp.float32)
+        walk = l2_walk(rec.read, buf, partial, grid)
         rows = []
         for fp in footprints:
             n4 = fp // 16
             step = T % n4
-            label = f"l2_read {fp / MiB:g} MiB"
+            label = f"{rec.read} {fp / MiB:g} MiB"
             self.say(f"verify {label}")
+            row = {"label": label, "footprint_bytes": fp, "n4": n4, "step": step, "rounds": []}
 
             def make(iters, n4=n4, step=step):
-                args = (buf, partial, np.uint32(n4), np.uint32(step), np.int32(iters))
-                return lambda: read.launch((self.blocks, 1, 1), (BLOCK, 1, 1), args)
+                return walk(n4, step, iters)
 
-            row = {"label": label, "footprint_bytes": fp, "n4": n4, "step": step, "rounds": []}
             try:
                 iters = _fit_iters(make, label, self.cfg.target_ms)
                 partial.fill(np.nan)
@@ -286,7 +301,7 @@ class _Runner:
                 want = q * float(cp.sum(x, dtype=cp.float64)) + (float(cp.sum(x[: r * 4], dtype=cp.float64)) if r else 0.0)
                 got = float(cp.sum(partial, dtype=cp.float64))
                 err = abs(got - want) / want if want > 0 and math.isfinite(got) else math.inf
-                nbytes = 16.0 * T * L2_UNROLL * iters
+                nbytes = rec.read_bytes(T, iters)
                 row.update(iters=iters, bytes=nbytes, verified=err <= 1e-4,
                            check={"what": "sum of the partial sums vs float64 sum of the visited elements",
                                   "rel_err": err, "tol": 1e-4, "full_passes": q})
@@ -295,25 +310,26 @@ class _Runner:
             except KernelError as exc:
                 row.update(verified=False, error=str(exc))
             rows.append(row)
-        return {"kernel": "l2_read", "grid": self.blocks, "block": BLOCK, "rows": rows,
-                "bytes": "16 x threads x 4 x iters (reads only)"}
+        return {"kernel": rec.read, "grid": grid, "block": rec.block, "rows": rows,
+                "bytes": f"16 x threads x {rec.unroll} x iters (reads only)"}
 
     def l2_copy(self, fp: int) -> dict:
         cp = cupy()
-        copy = get_kernel(L2_SOURCE, "l2_copy")
-        T = self.threads
+        rec = ceilings.L2
+        grid = self.wave(rec.block)
+        T = grid * rec.block
         n4 = fp // 32  # half the footprint read, half written
         step = T % n4
-        label = f"l2_copy {fp / MiB:g} MiB"
-        with cuda_call("l2_copy", "cudaMalloc (L2 copy arrays)"):
+        label = f"{rec.copy} {fp / MiB:g} MiB"
+        with cuda_call(rec.copy, "cudaMalloc (L2 copy arrays)"):
             src = cp.random.RandomState(13).uniform(-1.0, 1.0, n4 * 4, dtype=cp.float32)
             out = cp.empty_like(src)
         self.say(f"verify {label}")
-        floor = -(-n4 // (T * L2_UNROLL))  # every element written at least once
+        floor = -(-n4 // rec.visits(T, 1))  # every element written at least once
+        walk = l2_walk(rec.copy, src, out, grid)
 
         def make(iters):
-            args = (src, out, np.uint32(n4), np.uint32(step), np.int32(iters))
-            return lambda: copy.launch((self.blocks, 1, 1), (BLOCK, 1, 1), args)
+            return walk(n4, step, iters)
 
         row = {"label": label, "footprint_bytes": fp, "n4": n4, "step": step, "rounds": []}
         iters = _fit_iters(make, label, self.cfg.target_ms, floor=floor)
@@ -321,10 +337,10 @@ class _Runner:
         make(iters)()
         synchronize(label)
         ok = bool(cp.array_equal(out, src))
-        nbytes = 32.0 * T * L2_UNROLL * iters
-        row.update(iters=iters, bytes=nbytes, verified=ok, grid=self.blocks, block=BLOCK,
+        nbytes = rec.copy_bytes(T, iters)
+        row.update(iters=iters, bytes=nbytes, verified=ok, grid=grid, block=rec.block,
                    check={"what": "output (poisoned with NaN) equals the input exactly"},
-                   bytes_basis="32 x threads x 4 x iters (16 read + 16 written per element visit)")
+                   bytes_basis=f"32 x threads x {rec.unroll} x iters (16 read + 16 written per element visit)")
         if ok:
             self.probes.append(_Probe(label, make(iters), nbytes, row))
         return row
@@ -333,22 +349,25 @@ class _Runner:
 
     def shared(self) -> dict:
         cp = cupy()
-        out = cp.empty(self.threads, dtype=cp.uint32)
+        rec = ceilings.SHARED
+        grid = self.wave(rec.block)
+        threads = grid * rec.block
+        out = cp.empty(threads, dtype=cp.uint32)
         rows = []
-        for name, (stride, step, mask, wavefronts, how) in SMEM_VARIANTS.items():
-            kname = f"smem_read<{stride}>"
+        for name, (stride, step, mask, wavefronts, how) in rec.variants.items():
+            kname = rec.kernel(stride)
             label = f"shared {name}"
             row = {"label": label, "variant": name, "kernel": kname, "lane_stride_bytes": 16 * stride,
-                   "wavefronts_per_lds128": wavefronts, "how": how, "grid": self.blocks, "block": BLOCK,
+                   "wavefronts_per_lds128": wavefronts, "how": how, "grid": grid, "block": rec.block,
                    "rounds": []}
             try:
-                k = get_kernel(SMEM_SOURCE, kname)
+                k = get_kernel(rec.source, kname, rec.options)
                 with contextlib.suppress(Exception):  # ask for the largest shared carveout: 8 blocks per SM
                     k.fn.preferred_shared_memory_carveout = 100
 
                 def make(iters, k=k, step=step, mask=mask):
                     args = (out, np.int32(iters), np.uint32(step), np.uint32(mask))
-                    return lambda: k.launch((self.blocks, 1, 1), (BLOCK, 1, 1), args)
+                    return lambda: k.launch((grid, 1, 1), (rec.block, 1, 1), args)
 
                 self.say(f"verify {label}")
                 iters = _fit_iters(make, label, self.cfg.target_ms)
@@ -356,60 +375,63 @@ class _Runner:
                 make(iters)()
                 synchronize(label)
                 want = smem_emulate(stride, step, mask, iters)
-                got = cp.asnumpy(out).reshape(self.blocks, BLOCK)
+                got = cp.asnumpy(out).reshape(grid, rec.block)
                 bad = int(np.count_nonzero(got != want[None, :]))
-                nbytes = 16.0 * self.threads * SMEM_UNROLL * iters
+                nbytes = rec.bytes(threads, iters)
                 row.update(iters=iters, bytes=nbytes, verified=bad == 0,
                            check={"what": "every thread's 32-bit sum equals the emulation of its walk",
-                                  "mismatches": bad, "threads": self.threads})
+                                  "mismatches": bad, "threads": threads})
                 if bad == 0:
                     self.probes.append(_Probe(label, make(iters), nbytes, row))
             except KernelError as exc:
                 row.update(verified=False, error=str(exc))
             rows.append(row)
-        return {"rows": rows, "bytes": "16 x threads x 4 x iters", "buffer_bytes": 16 * SMEM_F4}
+        return {"rows": rows, "bytes": f"16 x threads x {rec.unroll} x iters", "buffer_bytes": 16 * rec.buffer_f4}
 
     # -- FP64 / FP16 -----------------------------------------------------------------------------
 
-    def fma(self, precision: str) -> dict:
+    def fma(self, rec: ceilings.FmaChains) -> dict:
         cp = cupy()
+        precision, acc, block = rec.precision, rec.accumulators[-1], rec.block
+        grid = self.wave(block)
+        threads = grid * block
+        kname = rec.kernel(acc)
         if precision == "fp64":
-            source, kname, x, y, flop_per_fma = FP64_SOURCE, f"dfma_chain<{FMA_ACC}>", DFMA_X, DFMA_Y, 2
-            out_dtype, args_xy, check_iters = cp.float64, (np.float64(DFMA_X), np.float64(DFMA_Y)), 2
+            x, y, out_dtype, args_xy, check_iters = DFMA_X, DFMA_Y, cp.float64, (np.float64(DFMA_X), np.float64(DFMA_Y)), 2
         else:
-            source, kname, x, y, flop_per_fma = FP16_SOURCE, f"hfma2_chain<{FMA_ACC}>", HFMA_X, HFMA_Y, 4
-            out_dtype, args_xy, check_iters = cp.uint32, (half2_bits(HFMA_X), half2_bits(HFMA_Y)), 4
+            x, y, out_dtype, args_xy, check_iters = HFMA_X, HFMA_Y, cp.uint32, (half2_bits(HFMA_X), half2_bits(HFMA_Y)), 4
         label = kname
-        row = {"label": label, "precision": precision, "kernel": kname, "accumulators": FMA_ACC,
-               "grid": self.blocks, "block": BLOCK, "x": x, "y": y, "rounds": []}
-        k = get_kernel(source, kname)
+        row = {"label": label, "precision": precision, "kernel": kname, "accumulators": acc,
+               "grid": grid, "block": block, "x": x, "y": y, "rounds": []}
+        k = get_kernel(rec.source, kname, rec.options)
         # the check: one block at a short chain, bit for bit
         self.say(f"verify {label}")
-        one = cp.full(BLOCK, np.nan, dtype=cp.float64) if precision == "fp64" else cp.full(BLOCK, 0xFFFFFFFF, cp.uint32)
-        k.launch((1, 1, 1), (BLOCK, 1, 1), (one, np.int32(check_iters), *args_xy))
+        one = cp.full(block, np.nan, dtype=cp.float64) if precision == "fp64" else cp.full(block, 0xFFFFFFFF, cp.uint32)
+        k.launch((1, 1, 1), (block, 1, 1), (one, np.int32(check_iters), *args_xy))
         synchronize(label)
         if precision == "fp64":
-            got, want = cp.asnumpy(one), dfma_emulate(BLOCK, check_iters)
+            got, want = cp.asnumpy(one), dfma_emulate(block, check_iters, acc)
             bad = int(np.count_nonzero(got != want))
         else:
-            got = cp.asnumpy(one).view(np.float16).reshape(BLOCK, 2)
-            want = hfma2_emulate(BLOCK, check_iters)
+            got = cp.asnumpy(one).view(np.float16).reshape(block, 2)
+            want = hfma2_emulate(block, check_iters, acc)
             bad = int(np.count_nonzero(got.view(np.uint16) != want.view(np.uint16)))
         row["check"] = {"what": f"one block, {check_iters} iterations, bit for bit against the emulation",
                         "mismatches": bad}
         row["verified"] = bad == 0
         if bad:
             return row
-        out = cp.empty(self.threads, dtype=out_dtype)
+        out = cp.empty(threads, dtype=out_dtype)
 
         def make(iters):
             a = (out, np.int32(iters), *args_xy)
-            return lambda: k.launch((self.blocks, 1, 1), (BLOCK, 1, 1), a)
+            return lambda: k.launch((grid, 1, 1), (block, 1, 1), a)
 
         iters = _fit_iters(make, label, self.cfg.target_ms)
-        flops = float(self.threads) * iters * FMA_PER_CHAIN_PER_ITER * FMA_ACC * flop_per_fma
+        flops = rec.flops(threads, iters, acc)
+        unit = "DFMA" if precision == "fp64" else "HFMA2"
         row.update(iters=iters, flops=flops,
-                   flops_basis=f"threads x iters x 16 x {FMA_ACC} {'DFMA x 2' if precision == 'fp64' else 'HFMA2 x 4'}")
+                   flops_basis=f"threads x iters x {rec.fma_per_chain_per_iter} x {acc} {unit} x {rec.flop_per_fma}")
         self.probes.append(_Probe(label, make(iters), flops, row))
         return row
 
@@ -490,16 +512,16 @@ def run(cfg: MemoryConfig, device: DeviceInfo, progress: Callable[[str], None] |
             elif part == "shared":
                 sec["shared"] = runner.shared()
             else:
-                sec[part] = runner.fma(part)
+                sec[part] = runner.fma({"fp64": ceilings.FMA64, "fp16": ceilings.FMA16}[part])
         except KernelError as exc:  # one part failing (say, NVRTC without cuda_fp16.h) keeps the others
             sec[{"l2": "l2_sweep"}.get(part, part)] = _error_row(part, exc)
     runner.time_rounds()
     sec.update(
         config={**asdict(cfg), "footprints": footprints, "copy_footprint": cfp, "parts": list(cfg.parts)},
         method={"timer": "CUDA events per launch", "reps": cfg.reps, "warmup": cfg.warmup, "rounds": cfg.rounds,
-                "launch_ms": cfg.target_ms, "block": BLOCK, "grid": runner.blocks,
+                "launch_ms": cfg.target_ms, "block": ceilings.L2.block, "grid": runner.wave(ceilings.L2.block),
                 "threads_per_sm": runner.threads_per_sm,
-                "l2_loads": "ld.global.cg (cached in L2, not L1), 4 x 16 B in flight per thread",
+                "l2_loads": f"ld.global.cg (cached in L2, not L1), {ceilings.L2.unroll} x 16 B in flight per thread",
                 "verified": "each configuration checked on the launch that is then timed (fp64/fp16: one block)"},
         device={"name": device.name, "cc": list(device.cc), "sm_count": device.sm_count,
                 "sm_clock_max_mhz": device.sm_clock_max_mhz, "l2_bytes": device.l2_bytes},

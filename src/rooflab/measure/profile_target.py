@@ -30,10 +30,9 @@ def _profiled(cp, launch, label: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rooflab.cuda.compile import get_kernel  # noqa: PLC0415
+    from rooflab import ceilings  # noqa: PLC0415
     from rooflab.cuda.device import detect  # noqa: PLC0415
     from rooflab.cuda.gpu import cupy  # noqa: PLC0415
-    from rooflab.rungs.record import cdiv  # noqa: PLC0415
 
     ap = argparse.ArgumentParser()
     ap.add_argument("label")
@@ -46,34 +45,34 @@ def main(argv: list[str] | None = None) -> int:
     m, n, k = a.m or a.n, a.n, a.k or a.n
     cp = cupy()
     dev = detect()
-    if a.label in ("copy", "copy_scalar"):
+    if a.label in ("copy", "copy_scalar"):  # at the geometry the copy records give Nsight Compute
+        from rooflab.measure.streams import launcher  # noqa: PLC0415
+
+        entry = ceilings.COPY_FLOAT4 if a.label == "copy" else ceilings.COPY_SCALAR
         src = cp.random.RandomState(7).uniform(-1, 1, a.size, dtype=cp.float32)
         out = cp.empty_like(src)
-        if a.label == "copy":
-            k, grid = get_kernel("ceilings/copy.cu", "copy_float4"), cdiv(cdiv(a.size, 4), 256)
-        else:  # the seed's scalar grid-stride copy, 4 blocks of 256 per SM
-            k, grid = get_kernel("ceilings/copy.cu", "copy_scalar"), dev.sm_count * 4
-        _profiled(cp, lambda: k.launch((grid, 1, 1), (256, 1, 1), (src, out, np.uint64(a.size))), a.label)
+        grid = entry.profile_grid(a.size, dev.sm_count)
+        _profiled(cp, launcher(entry, (src, out, np.uint64(a.size)), grid=grid), a.label)
     elif a.label == "l2_read":  # the memory section's L2 read over a footprint of --size bytes
         _l2_read(cp, dev, a.size)
     elif a.label == "read_stream":  # the bandwidth section's read-only pass over --size floats
-        from rooflab import ceilings  # noqa: PLC0415
+        from rooflab.measure.streams import launcher  # noqa: PLC0415
 
+        rd = ceilings.READ
         src = cp.random.RandomState(7).uniform(-1, 1, a.size, dtype=cp.float32)
-        k = get_kernel(ceilings.COPY, ceilings.READ.kernel)
-        grid = cdiv(cdiv(a.size, ceilings.READ.per_thread), 256)
-        partial = cp.empty(grid * 256, dtype=cp.float32)
-        _profiled(cp, lambda: k.launch((grid, 1, 1), (256, 1, 1), (src, partial, np.uint64(a.size))), a.label)
-        print(f"bytes={ceilings.READ.bytes(a.size):.0f}")
-    elif a.label == "fma":
-        from rooflab.measure.flops import FMA_PER_CHAIN_PER_ITER, X, Y  # noqa: PLC0415
+        grid = rd.grid(a.size)
+        partial = cp.empty(grid * rd.block, dtype=cp.float32)
+        _profiled(cp, launcher(rd, (src, partial, np.uint64(a.size)), grid=grid), a.label)
+        print(f"bytes={rd.bytes(a.size):.0f}")
+    elif a.label == "fma":  # the FMA record's profiled launch
+        from rooflab.measure import flops  # noqa: PLC0415
 
-        grid, block, acc = dev.sm_count * 4, 256, 8
-        iters = 4096
-        out = cp.empty(grid * block, dtype=cp.float32)
-        k = get_kernel("ceilings/fma.cu", f"fma_chain<{acc}>")
-        _profiled(cp, lambda: k.launch((grid, 1, 1), (block, 1, 1), (out, np.int32(iters), X, Y)), "fma")
-        print(f"flops={grid * block * iters * FMA_PER_CHAIN_PER_ITER * acc * 2}")
+        rec = ceilings.FMA
+        p = rec.profile
+        grid = dev.sm_count * p.blocks_per_sm
+        out = cp.empty(grid * p.block, dtype=cp.float32)
+        _profiled(cp, flops.launcher(p.acc, grid, p.block, p.iters, out), "fma")
+        print(f"flops={rec.flops(grid * p.block, p.iters, p.acc):.0f}")
     elif a.spec:
         _user(cp, a.label, (m, n, k), a.spec, dev)
     else:
@@ -96,25 +95,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def _l2_read(cp, dev, footprint: int) -> None:
     """One launch of the L2 sweep's kernel at `footprint` bytes, about as long as the sweep's."""
-    from rooflab.cuda.compile import get_kernel  # noqa: PLC0415
+    from rooflab import ceilings  # noqa: PLC0415
     from rooflab.measure import memory  # noqa: PLC0415
 
-    per_sm = int(cp.cuda.runtime.deviceGetAttribute(memory._MAX_THREADS_PER_SM_ATTR, dev.index))
-    blocks = dev.sm_count * max(1, per_sm // memory.BLOCK)
-    threads = blocks * memory.BLOCK
+    rec = ceilings.L2
+    grid = ceilings.resident_wave(dev.sm_count, memory.threads_per_sm(dev), rec.block)
+    threads = grid * rec.block
     n4 = footprint // 16
-    step = threads % n4
-    k = get_kernel(memory.L2_SOURCE, "l2_read")
     buf = cp.random.RandomState(11).uniform(0.0, 1.0, footprint // 4, dtype=cp.float32)
     partial = cp.empty(threads, dtype=cp.float32)
+    walk = memory.l2_walk(rec.read, buf, partial, grid)
 
     def make(iters):
-        args = (buf, partial, np.uint32(n4), np.uint32(step), np.int32(iters))
-        return lambda: k.launch((blocks, 1, 1), (memory.BLOCK, 1, 1), args)
+        return walk(n4, threads % n4, iters)
 
-    iters = memory._fit_iters(make, "l2_read", memory.MemoryConfig().target_ms)
-    _profiled(cp, make(iters), "l2_read")
-    print(f"bytes={16.0 * threads * memory.L2_UNROLL * iters:.0f}")
+    iters = memory._fit_iters(make, rec.read, memory.MemoryConfig().target_ms)
+    _profiled(cp, make(iters), rec.read)
+    print(f"bytes={rec.read_bytes(threads, iters):.0f}")
 
 
 def _gemm_operands(cp, m: int, n: int, k: int):

@@ -9,11 +9,8 @@ from collections.abc import Callable
 import numpy as np
 
 from rooflab import ceilings
-from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.gpu import cuda_call, cupy
-from rooflab.rungs.record import cdiv
-
-BLOCK = 256
+from rooflab.measure.streams import launcher
 
 
 def _sum_check(src) -> Callable[[float], bool]:
@@ -29,23 +26,20 @@ def read_variants(src, n: int, threads_per_sm: int, sm_count: int, measure) -> l
     bandwidth harness's checked-then-timed run (label, launch, verify, bytes, poison)."""
     cp = cupy()
     ok = _sum_check(src)
-    wave = sm_count * max(1, threads_per_sm // BLOCK)
     out = []
     for c in ceilings.READ_VARIANTS:
-        kern = get_kernel(c.source, c.kernel)
-        for waves in ceilings.READ_WAVES:
-            grid = min(waves * wave, cdiv(cdiv(n, c.per_thread), BLOCK))
-            partial = cp.empty(grid * BLOCK, dtype=cp.float32)
+        wave = ceilings.resident_wave(sm_count, threads_per_sm, c.block)
+        for waves in ceilings.COPY.read_waves:
+            grid = min(waves * wave, c.grid(n))
+            partial = cp.empty(grid * c.block, dtype=cp.float32)
             partial.fill(np.nan)
-
-            def launch(kern=kern, grid=grid, partial=partial):
-                kern.launch((grid, 1, 1), (BLOCK, 1, 1), (src, partial, np.uint64(n)))
+            launch = launcher(c, (src, partial, np.uint64(n)), grid=grid)
 
             def verify(partial=partial):
                 return ok(float(cp.sum(partial, dtype=cp.float64)))
 
             r = measure(c.kernel, launch, verify, c.bytes(n) + partial.size * 4.0, lambda p=partial: p.fill(np.nan))
-            r.update(kernel=c.kernel, description=c.what, block=BLOCK, grid=grid, waves=waves)
+            r.update(kernel=c.kernel, description=c.what, block=c.block, grid=grid, waves=waves)
             out.append(r)
     return out
 

@@ -8,7 +8,8 @@ from dataclasses import asdict
 
 import numpy as np
 
-from rooflab.ceilings import TENSOR_PEAKS, TensorPeak
+from rooflab import ceilings
+from rooflab.ceilings import TensorPeak
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cupy
@@ -64,7 +65,7 @@ def measure(peak: TensorPeak, device: DeviceInfo, *, target_ms: float = 10.0, re
 def run(device: DeviceInfo, progress=None, **kw) -> list[dict]:
     say = progress or (lambda _m: None)
     rows = []
-    for p in TENSOR_PEAKS:
+    for p in ceilings.TENSOR.peaks:
         say(f"tensor peak {p.kernel}")
         rows.append(measure(p, device, **kw))
     return rows
