@@ -76,8 +76,10 @@ def format_of(doc) -> int | None:
 
 def _from_1(doc: dict) -> dict:
     doc = {("format" if k == "schema_version" else k): v for k, v in doc.items()}
-    for gpu in ((doc.get("fleet") or {}).get("gpus") or {}).values():
-        if isinstance(gpu, dict) and isinstance(gpu.get("document"), dict) and format_of(gpu["document"]) == 1:
+    fleet = doc.get("fleet")
+    gpus = fleet.get("gpus") if isinstance(fleet, dict) else None
+    for gpu in gpus.values() if isinstance(gpus, dict) else ():
+        if isinstance(gpu, dict) and format_of(gpu.get("document")) == 1:
             gpu["document"] = upgrade(gpu["document"])
     return doc
 

@@ -21,7 +21,7 @@ def results_schema() -> dict:
     Document.json_schema(defs)
     root = defs.pop(Document.schema_key())
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
-            "title": f"rooflab results document, format {FORMAT}", **root, "$defs": defs}
+            "title": f"rooflab results document, format {FORMAT}", "type": "object", **root, "$defs": defs}
 
 
 def text() -> str:

@@ -143,7 +143,7 @@ class Record:
             doc = description_of(cls)
             if doc:
                 part["description"] = doc
-            part["type"] = "object"
+            # no "type" here: a field that refers to a record says "object" (or "object" or null) beside its $ref
             required = [f.name for f in fields_of(cls) if f.required]
             if required:
                 part["required"] = required
@@ -288,14 +288,18 @@ def type_schema(tp, defs: dict, meta: dict | None = None) -> dict:
     members = _members(tp)
     if members is not None:
         simple = [m for m in members if not _is_record(m) and not typing.get_args(m) and m is not Any]
+        records = [m for m in members if _is_record(m)]
         if len(simple) == len(members):
             out = {"type": [_JSON_TYPE[m] for m in members]}
+        elif len(records) == 1 and len(records) + len(simple) == len(members):
+            # one record or a null: one type list, so a wrong field is named inside the record
+            out = {"type": [_JSON_TYPE[dict if _is_record(m) else m] for m in members], **records[0].json_schema(defs)}
         else:
             out = {"anyOf": [type_schema(m, defs) for m in members]}
     elif tp is Any:
         out = {}
     elif _is_record(tp):
-        out = tp.json_schema(defs)
+        out = {"type": "object", **tp.json_schema(defs)}
     else:
         origin, args = typing.get_origin(tp) or tp, typing.get_args(tp)
         out = {"type": _JSON_TYPE[origin]}
