@@ -8,6 +8,7 @@ still load and render.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 
 from rooflab.schema.bandwidth import Bandwidth
@@ -62,7 +63,7 @@ class Document(Record):
     KEY = "document"
 
 
-SECTIONS = tuple(f for f in Document.__dataclass_fields__ if f not in ("format", "rooflab_version", "created",
+SECTIONS = tuple(f.name for f in dataclasses.fields(Document) if f.name not in ("format", "rooflab_version", "created",
                                                                        "command", "extra"))
 
 

@@ -22,7 +22,7 @@ class FleetGpu(Record):
     file: str | None = field()
     summary: dict[str, Any]
     inventory: dict | None = field()
-    document: dict = field(schema={"$ref": "#"})
+    document: dict = field(schema={"$ref": "#/$defs/document"})
 
 
 @dataclass(kw_only=True)

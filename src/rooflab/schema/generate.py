@@ -19,7 +19,7 @@ SCHEMA_ID = "https://github.com/rooflab/rooflab/schema/results.schema.json"
 def results_schema() -> dict:
     defs: dict = {}
     Document.json_schema(defs)
-    root = defs.pop(Document.schema_key())
+    root = defs[Document.schema_key()]  # also a $def: a fleet GPU's own document refers to it
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
             "title": f"rooflab results document, format {FORMAT}", "type": "object", **root, "$defs": defs}
 
