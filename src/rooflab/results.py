@@ -23,7 +23,7 @@ from pathlib import Path
 from rooflab import __version__
 from rooflab.errors import OutputError, UsageError
 from rooflab.schema.document import FORMAT, Document, format_of, upgrade
-from rooflab.schema.typed import DocumentError
+from rooflab.schema.typed import BOUND_WORDS, DocumentError, not_of_type, required_message, short
 
 SCHEMA_FILE = Path(__file__).parent / "schema" / "results.schema.json"
 MANIFEST = ".rooflab-manifest.json"  # in a report folder: the files rooflab wrote there
@@ -393,23 +393,16 @@ def field_path(parts) -> str:
     return out
 
 
-def _short(value, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 5] + " …" + text[-3:]
-
-
 def _describe(error) -> str:
     if error.validator == "type":
         types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        return f"{_short(error.instance)} is not of type {' or '.join(repr(t) for t in types)}"
-    if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-        word = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most",
-                "exclusiveMaximum": "less than"}[error.validator]
-        return f"{_short(error.instance)} is not {word} {error.validator_value}"
+        return not_of_type(error.instance, types)
+    if error.validator in BOUND_WORDS:
+        return f"{short(error.instance)} is not {BOUND_WORDS[error.validator]} {error.validator_value}"
     if error.validator == "required" and isinstance(error.instance, dict):
         missing = [k for k in error.validator_value if k not in error.instance]
         if len(missing) > 1:
-            return _one_line(f"{', '.join(repr(k) for k in missing)} are required properties")[:200]
+            return _one_line(required_message(missing))[:200]
     return _one_line(error.message)[:200]
 
 

@@ -55,6 +55,8 @@ class DocumentError(ValueError):
         super().__init__(f"{path}: {what}" if path else what)
 
 
+BOUND_WORDS = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most",
+               "exclusiveMaximum": "less than"}  # "3 is not at least 5": jsonschema's words, in results' messages too
 _BOUNDS = {"minimum": "minimum", "exclusive_minimum": "exclusiveMinimum", "maximum": "maximum",
            "exclusive_maximum": "exclusiveMaximum", "min_items": "minItems", "max_items": "maxItems"}
 
@@ -112,7 +114,7 @@ class Record:
             raise DocumentError(path, f"{short(data)} is not of type 'object'")
         missing = [f.name for f in fields_of(cls) if f.required and f.name not in data]
         if missing:
-            raise DocumentError(path, _required(missing))
+            raise DocumentError(path, required_message(missing))
         values = {}
         for f in fields_of(cls):
             if f.name in data:
@@ -153,7 +155,7 @@ class Record:
         return {"$ref": f"#/$defs/{key}"}
 
 
-def _required(missing: list[str]) -> str:
+def required_message(missing: list[str]) -> str:
     if len(missing) == 1:
         return f"{missing[0]!r} is a required property"
     return f"{', '.join(repr(k) for k in missing)} are required properties"
@@ -227,11 +229,11 @@ def load(tp, value, path: str, meta: dict | None = None):
     if members is not None:
         match = next((m for m in members if _matches(m, value)), None)
         if match is None:
-            raise DocumentError(path, _not_of_type(value, _type_names(tp)))
+            raise DocumentError(path, not_of_type(value, _type_names(tp)))
         out = load(match, value, path, meta)
         return out
     if not _matches(tp, value):
-        raise DocumentError(path, _not_of_type(value, _type_names(tp)))
+        raise DocumentError(path, not_of_type(value, _type_names(tp)))
     if meta:
         _check_bounds(value, meta["bounds"], path)
     if _is_record(tp):
@@ -245,7 +247,7 @@ def load(tp, value, path: str, meta: dict | None = None):
     return value
 
 
-def _not_of_type(value, names: list[str]) -> str:
+def not_of_type(value, names: list[str]) -> str:
     return f"{short(value)} is not of type {' or '.join(repr(n) for n in names)}"
 
 
@@ -261,9 +263,7 @@ def _check_bounds(value, bounds: dict, path: str) -> None:
         bad = {"minimum": value < limit, "exclusiveMinimum": value <= limit, "maximum": value > limit,
                "exclusiveMaximum": value >= limit}[key]
         if bad:
-            word = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most",
-                    "exclusiveMaximum": "less than"}[key]
-            raise DocumentError(path, f"{short(value)} is not {word} {limit}")
+            raise DocumentError(path, f"{short(value)} is not {BOUND_WORDS[key]} {limit}")
 
 
 def dump(value):
