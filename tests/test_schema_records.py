@@ -20,6 +20,7 @@ from fleet_fixtures import allreduce_section, links_section, scaled
 from rooflab import results
 from rooflab.errors import UsageError
 from rooflab.schema import document, generate, typed
+from rooflab.schema.common import Timing
 from rooflab.schema.document import Document
 
 DATA = Path(__file__).parent / "data"
@@ -342,3 +343,24 @@ def test_two_records_may_not_share_a_schema_name():
         @dataclasses.dataclass(kw_only=True)
         class Other(typed.Record):
             KEY = "test_point"
+
+
+@dataclasses.dataclass(kw_only=True)
+class Answer(typed.Record):
+    """A section added from outside, as a typed record."""
+
+    KEY = "test_answer"
+
+    value: float
+    timing: Timing | None = typed.field()
+
+
+def test_a_section_added_as_a_record_joins_the_schema(monkeypatch):
+    pytest.importorskip("jsonschema")
+    monkeypatch.setitem(results.SECTION_SCHEMAS, "answer", generate.section_schema(Answer))
+    doc = recorded("h200_results.json")
+    doc["answer"] = {"value": 42.0, "timing": doc["gemm"]["rungs"][0]["timing"]}
+    assert results.schema_problem(doc) is None
+    doc["answer"]["timing"]["median_ms"] = "fast"
+    assert results.schema_problem(doc) == "answer.timing.median_ms: 'fast' is not of type 'number'"
+    assert Answer.from_dict({"value": 1}).to_dict() == {"value": 1}

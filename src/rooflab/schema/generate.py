@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from rooflab.schema.document import FORMAT, Document
+from rooflab.schema.typed import Record
 
 SCHEMA_FILE = Path(__file__).parent / "results.schema.json"
 SCHEMA_ID = "https://github.com/rooflab/rooflab/schema/results.schema.json"
@@ -22,6 +23,14 @@ def results_schema() -> dict:
     root = defs[Document.schema_key()]  # also a $def: a fleet GPU's own document refers to it
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
             "title": f"rooflab results document, format {FORMAT}", "type": "object", **root, "$defs": defs}
+
+
+def section_schema(record: type[Record]) -> dict:
+    """The JSON Schema of a section added beside rooflab's own (rooflab.report.section.Section's
+    `schema`), from its typed record: self-contained, its records under its own $defs."""
+    defs: dict = {}
+    ref = record.json_schema(defs)
+    return {"$id": f"urn:rooflab:section:{record.schema_key()}", "type": "object", **ref, "$defs": defs}
 
 
 def text() -> str:
