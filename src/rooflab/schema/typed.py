@@ -133,7 +133,7 @@ class Record:
 
     @classmethod
     def schema_key(cls) -> str:
-        return cls.KEY or re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+        return cls.__dict__.get("KEY") or re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
 
     @classmethod
     def json_schema(cls, defs: dict) -> dict:
@@ -230,8 +230,7 @@ def load(tp, value, path: str, meta: dict | None = None):
         match = next((m for m in members if _matches(m, value)), None)
         if match is None:
             raise DocumentError(path, not_of_type(value, _type_names(tp)))
-        out = load(match, value, path, meta)
-        return out
+        return load(match, value, path, meta)
     if not _matches(tp, value):
         raise DocumentError(path, not_of_type(value, _type_names(tp)))
     if meta:
