@@ -242,6 +242,26 @@ def test_a_wrong_type_in_each_section_is_refused_naming_its_path(section, valida
     assert "\n" not in text
 
 
+MISSING = [
+    (lambda d: d["gemm"]["rungs"][0]["timing"]["telemetry"]["sm_mhz"].pop("min"),
+     "gemm.rungs[0].timing.telemetry.sm_mhz: 'min' is a required property"),
+    (lambda d: d["memory"]["l2_sweep"]["rows"][0]["rounds"][0]["telemetry"]["power_w"].pop("max"),
+     "memory.l2_sweep.rows[0].rounds[0].telemetry.power_w: 'max' is a required property"),
+    (lambda d: d["flops"]["rows"][0].pop("accumulators"), "flops.rows[0]: 'accumulators' is a required property"),
+]
+
+
+@pytest.mark.parametrize(("plant", "message"), MISSING, ids=[m for _, m in MISSING])
+def test_a_missing_field_the_renderers_read_is_refused(plant, message, validator, tmp_path):
+    doc = recorded("h200_report_levels.json")
+    plant(doc)
+    p = tmp_path / "results.json"
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(UsageError) as exc:
+        results.load(p)
+    assert str(exc.value) == f"{p}: {message}"
+
+
 def test_without_jsonschema_a_recorded_document_loads(monkeypatch):
     monkeypatch.setitem(sys.modules, "jsonschema", None)
     assert results.load(DATA / "h200_report_levels.json") == recorded("h200_report_levels.json")

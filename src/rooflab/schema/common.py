@@ -10,27 +10,27 @@ POSITIVE = {"exclusive_minimum": 0}
 
 
 @dataclass(kw_only=True)
-class Stat(Record):
-    min: float = field()
-    median: float = field()
-    max: float = field()
+class SmClock(Record):
+    """The SM clock's minimum, median and maximum over the samples."""
 
-
-@dataclass(kw_only=True)
-class SmClock(Stat):
     KEY = "sm_clock_stat"
+
     min: float
     median: float
     max: float
 
 
 @dataclass(kw_only=True)
-class MedianStat(Stat):
+class MedianStat(Record):
+    min: float = field()
     median: float
+    max: float = field()
 
 
 @dataclass(kw_only=True)
-class MaxStat(Stat):
+class MaxStat(Record):
+    min: float = field()
+    median: float = field()
     max: float
 
 
