@@ -40,8 +40,8 @@ if os.environ.get("SLOW_AT") == "write":
 
 elif os.environ.get("SLOW_AT") == "measure":
     def slow_run(cfg, *, on_step=None, progress=None, doc=None):
-        recorded = json.loads(H200.read_text(encoding="utf-8"))
-        doc.update({k: recorded[k] for k in ("schema_version", "rooflab_version", "created", "command", "host",
+        recorded = results.upgrade(json.loads(H200.read_text(encoding="utf-8")))
+        doc.update({k: recorded[k] for k in ("format", "rooflab_version", "created", "command", "host",
                                              "device", "flops")})
         doc["report"] = {"finished_steps": ["device", "flops"]}
         results.write_atomic(Path(cfg.out_dir) / lab.PARTIAL, results.dumps(doc))

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from rooflab import results
 from rooflab.fleet import layout, merge
 from rooflab.model.fleet.summary import summarize_gpu
 from rooflab.report import fleet as render
@@ -52,7 +53,7 @@ def test_merge_keys_by_uuid_sorted_with_node_sections(h200):
     assert g["document"]["gemm"]["rungs"]  # the whole per-GPU document travels along
     assert f["links"] == {"node-a": {"devices": []}} and "node-a" in f["allreduce"]
     assert f["errors"] == ["node-a: boom"]
-    assert doc["schema_version"] == 1 and doc["device"] is None
+    assert doc["format"] == results.FORMAT and doc["device"] is None
     assert f["medians"]["fma_tflops"] == pytest.approx(65.34, rel=1e-3)
 
 

@@ -37,6 +37,8 @@ def test_layer_rules_hold():
     ("model/fleet/summary.py", "from rooflab.fleet import spawn", "never touch CUDA"),
     ("measure/links.py", "from rooflab.fleet import orchestrate", "top to bottom"),
     ("fleet/merge.py", "from rooflab.cli import fleet", "top to bottom"),
+    ("schema/typed.py", "from rooflab.measure import gemm", "never touch CUDA"),
+    ("schema/document.py", "from rooflab.report import table", "draws nothing"),
 ])
 def test_a_planted_break_is_caught(tmp_path, module, line, contract):
     shutil.copytree(ROOT / "src" / "rooflab", tmp_path / "rooflab")

@@ -381,7 +381,7 @@ def test_dumps_writes_nan_and_inf_as_null():
     assert "NaN" not in text and "Infinity" not in text
     back = json.loads(text)
     assert back["x"] == {"nan": None, "inf": None, "ninf": None, "ok": 1.5, "list": [None, 2.0, [None]]}
-    assert back["schema_version"] == results.SCHEMA_VERSION
+    assert back["format"] == results.FORMAT
     assert text.endswith("\n")
 
 
@@ -410,7 +410,7 @@ def test_load_rejects_missing_file(tmp_path):
 
 def test_load_rejects_newer_schema(recorded, tmp_path):
     doc = copy.deepcopy(recorded)
-    doc["schema_version"] = results.SCHEMA_VERSION + 1
+    doc["format"] = results.FORMAT + 1
     p = tmp_path / "future.json"
     p.write_text(json.dumps(doc))
     with pytest.raises(UsageError, match="newer"):

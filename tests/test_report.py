@@ -42,7 +42,7 @@ def test_report_from_saved_h200_results(tmp_path, saved):
         assert heading in md
     assert "![roofline](roofline.png)" in md
     doc = json.loads((out / "results.json").read_text())
-    assert doc["schema_version"] == results.SCHEMA_VERSION
+    assert doc["format"] == results.FORMAT
     assert (out / "roofline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # every labelled point is in the picture
     svg = (out / "roofline.svg").read_text()

@@ -1,5 +1,5 @@
-"""The results document's JSON Schema (src/rooflab/schema/results.schema.json), and
-results.load validating against it.
+"""The results document's JSON Schema (src/rooflab/schema/results.schema.json, generated from the
+records in rooflab.schema), and results.load validating against it.
 
 Strict where the renderers depend on a field (number types, the keys that
 rendering reads), permissive elsewhere: unknown sections and new fields in known
@@ -47,7 +47,7 @@ def test_schema_is_valid_draft_2020_12(schema):
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_every_recorded_fixture_validates(path, schema):
     assert FIXTURES, "no recorded results documents in tests/data"
-    doc = json.loads(path.read_text())
+    doc = results.upgrade(json.loads(path.read_text()))  # recorded in format 1
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=str)
     assert not errors, [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:5]]
     assert results.load(path) == doc
@@ -103,16 +103,18 @@ def test_load_shortens_huge_values(recorded, tmp_path):
 
 
 def test_permissive_where_nothing_reads(recorded, tmp_path):
-    """New sections, new fields in rungs and runs, and a device without spec extras still load."""
+    """Sections this rooflab does not know, new fields in rungs and runs, and a device without spec
+    extras still load."""
     doc = copy.deepcopy(recorded)
-    doc["memory"] = {"anything": [1, "two"]}
-    doc["fleet"] = [{"host": "a"}]
-    doc["bench"] = {"rows": []}
+    doc["newer_section"] = {"anything": [1, "two"]}
+    doc["another"] = [{"host": "a"}]
+    doc["memory"] = {"new_part": {"x": 1}}
     doc["gemm"]["rungs"][0]["new_field"] = {"x": 1}
     doc["gemm"]["rungs"][0]["checks"][0]["new_field"] = "ok"
     doc["bandwidth"]["memcpy"][0]["extra"] = 1
     doc["device"]["new_attribute"] = 3
-    assert results.load(_write(tmp_path, doc))["memory"] == {"anything": [1, "two"]}
+    back = results.load(_write(tmp_path, doc))
+    assert back["newer_section"] == {"anything": [1, "two"]} and back["memory"] == {"new_part": {"x": 1}}
 
 
 def test_spec_only_and_command_documents_validate(tmp_path):
@@ -153,7 +155,7 @@ VALID_VARIANTS = [
     ("a check with a field this rooflab does not know", lambda d: d["gemm"]["rungs"][0]["checks"][0].update(new=1)),
     ("ncu without a DRAM figure", lambda d: [k.update(dram_pct=None, dram_bytes=None) for k in d["profile"]["kernels"]]),
     ("an architecture with no FP32-core count", lambda d: d["device"].update(fp32_cores_per_sm=None)),
-    ("new sections", lambda d: d.update(memory={"x": 1}, fleet=[], bench={"rows": [{"a": 1}]})),
+    ("sections this rooflab does not know", lambda d: d.update(newer={"x": 1}, other=[], more={"rows": [{"a": 1}]})),
 ]
 
 

@@ -1,8 +1,9 @@
-"""Results as data: one JSON document per run, with a schema version.
+"""Results as data: one JSON document per run, with its format version.
 
 Every command fills sections of the same document ("gemm", "bandwidth", "flops",
 "profile", ...), so a saved file renders the same tables and paragraphs on a
-machine with no GPU (`rooflab report --from results.json`).
+machine with no GPU (`rooflab report --from results.json`). Each section is a typed
+record (rooflab.schema); a file of an older format is upgraded when it is loaded.
 """
 
 from __future__ import annotations
@@ -21,15 +22,16 @@ from pathlib import Path
 
 from rooflab import __version__
 from rooflab.errors import OutputError, UsageError
+from rooflab.schema.document import FORMAT, Document, format_of, upgrade
+from rooflab.schema.typed import BOUND_WORDS, DocumentError, not_of_type, required_message, short
 
-SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).parent / "schema" / "results.schema.json"
 MANIFEST = ".rooflab-manifest.json"  # in a report folder: the files rooflab wrote there
 
 
 def new_document(command: str, device: dict | None) -> dict:
     return {
-        "schema_version": SCHEMA_VERSION,
+        "format": FORMAT,
         "rooflab_version": __version__,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": command,
@@ -302,8 +304,9 @@ def _no_constant(name: str):
 
 
 def load(path: str | os.PathLike) -> dict:
-    """Read a results document and check it against the schema that ships with rooflab
-    (schema/results.schema.json): a wrong field is one UsageError that names it."""
+    """Read a results document, upgrade it to the current format and check it against the schema
+    that ships with rooflab (schema/results.schema.json): a wrong field is one UsageError that
+    names it."""
     p = Path(path)
     try:
         doc = json.loads(p.read_text(encoding="utf-8"), parse_constant=_no_constant)
@@ -318,15 +321,21 @@ def load(path: str | os.PathLike) -> dict:
     if depth > MAX_DEPTH:
         raise UsageError(f"{p}: not a rooflab results file (nested {depth} levels deep; "
                          f"a results file is at most {MAX_DEPTH})")
-    if not isinstance(doc, dict) or type(doc.get("schema_version")) is not int:
-        raise UsageError(f"{p}: not a rooflab results file (no schema_version)")
-    if doc["schema_version"] > SCHEMA_VERSION:
-        raise UsageError(f"{p}: schema version {doc['schema_version']} is newer than this rooflab "
-                         f"({SCHEMA_VERSION}); upgrade rooflab")
+    version = format_of(doc)
+    if version is None:
+        raise UsageError(f"{p}: not a rooflab results file (no format version)")
+    if version > FORMAT:
+        raise UsageError(f"{p}: format {version} is newer than this rooflab ({FORMAT}); upgrade rooflab")
+    doc = upgrade(doc)
     problem = schema_problem(doc)
     if problem:
         raise UsageError(f"{p}: {problem}")
     return doc
+
+
+def load_document(path: str | os.PathLike) -> Document:
+    """`load`, as the typed record."""
+    return Document.from_dict(load(path))
 
 
 SECTION_SCHEMAS: dict[str, dict] = {}  # sections registered beyond the schema file's (rooflab.report.section)
@@ -353,14 +362,28 @@ def _validator():
 
 def schema_problem(doc: dict) -> str | None:
     """The first thing wrong with `doc` by the schema, as 'gemm.rungs[0].timing.median_ms: 'fast'
-    is not of type 'number'', or None when it is valid."""
-    import jsonschema  # noqa: PLC0415
-
+    is not of type 'number'', or None when it is valid. A document of an older format is upgraded
+    first. Without jsonschema (some GPU images) the records check it: types, required fields and
+    bounds, not the schema's conditional rules."""
+    doc = upgrade(doc)
+    try:
+        import jsonschema  # noqa: PLC0415
+    except ImportError:
+        return record_problem(doc)
     error = jsonschema.exceptions.best_match(_validator().iter_errors(doc))
     if error is None:
         return None
     where = field_path(error.absolute_path)
     return f"{where + ': ' if where else ''}{_describe(error)}"
+
+
+def record_problem(doc: dict) -> str | None:
+    """The first thing wrong with `doc` by the typed records, or None."""
+    try:
+        Document.from_dict(doc)
+    except DocumentError as exc:
+        return _one_line(str(exc))[:300]
+    return None
 
 
 def field_path(parts) -> str:
@@ -370,23 +393,16 @@ def field_path(parts) -> str:
     return out
 
 
-def _short(value, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 5] + " …" + text[-3:]
-
-
 def _describe(error) -> str:
     if error.validator == "type":
         types = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        return f"{_short(error.instance)} is not of type {' or '.join(repr(t) for t in types)}"
-    if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-        word = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most",
-                "exclusiveMaximum": "less than"}[error.validator]
-        return f"{_short(error.instance)} is not {word} {error.validator_value}"
+        return not_of_type(error.instance, types)
+    if error.validator in BOUND_WORDS:
+        return f"{short(error.instance)} is not {BOUND_WORDS[error.validator]} {error.validator_value}"
     if error.validator == "required" and isinstance(error.instance, dict):
         missing = [k for k in error.validator_value if k not in error.instance]
         if len(missing) > 1:
-            return _one_line(f"{', '.join(repr(k) for k in missing)} are required properties")[:200]
+            return _one_line(required_message(missing))[:200]
     return _one_line(error.message)[:200]
 
 

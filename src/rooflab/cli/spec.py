@@ -152,7 +152,7 @@ def compare(a, b, fmt):
     from rooflab.report.compare import compare_tables  # noqa: PLC0415
 
     da, db = results.load(a), results.load(b)
-    doc = {"schema_version": results.SCHEMA_VERSION, "compare": {"a": a, "b": b}}
+    doc = {"format": results.FORMAT, "compare": {"a": a, "b": b}}
     tables = compare_tables(da, db)
     doc["tables"] = [t.to_dict() for t in tables]
     emit(doc, tables, [], fmt, None)

@@ -1,6 +1,6 @@
 """Many results documents -> one fleet document.
 
-    {"schema_version": 1, ..., "device": null,
+    {"format": 2, ..., "device": null,
      "fleet": {"gpus": {UUID: {host, index, name, pci_bus_id, serial, summary, inventory,
                                file, document}},
                "medians": {figure: value}, "outliers": [...],
@@ -99,7 +99,7 @@ def load_dir(root: str | Path) -> tuple[list[tuple[dict, str]], list[dict], list
         except (OSError, ValueError) as exc:
             errs.append(f"{p}: unreadable ({exc})")
             continue
-        if isinstance(d, dict) and isinstance(d.get("schema_version"), int):
+        if results.format_of(d) is not None:
             gpu_docs.append((d, str(p.relative_to(root))))
     for p in sorted((root / layout.NODES).glob("*.json")):
         try:

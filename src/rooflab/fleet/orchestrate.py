@@ -168,7 +168,7 @@ def run_node(cfg: FleetConfig, host: str, gpus: list[dict], say: Say = _quiet, t
     """Links, all-reduce and (optionally) torch's peer copy over this node's GPUs, one
     process each, one after the other; writes and returns DIR/nodes/HOST.json."""
     root = Path(cfg.out_dir)
-    node: dict = {"schema_version": results.SCHEMA_VERSION, "kind": merge.NODE_KIND, "host": host, "token": token,
+    node: dict = {"format": results.FORMAT, "kind": merge.NODE_KIND, "host": host, "token": token,
                   "gpus": [_brief(g) for g in gpus], "links": None, "allreduce": None, "torch_peer": None,
                   "steps": [], "errors": []}
     plan = []
