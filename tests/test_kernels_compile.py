@@ -93,8 +93,9 @@ def parse_ptxas(text: str) -> dict[str, dict]:
 
 def expected_kernels(source: str) -> tuple[set[str], int]:
     """extern "C" kernel names (unmangled in the cubin) and the number of entry points."""
-    plain = set(re.findall(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)',
-                           source))
+    # an attribute macro (all capitals, e.g. the cluster dimensions) may stand before __launch_bounds__
+    plain = set(re.findall(r'extern\s+"C"\s+__global__\s+void\s+(?:[A-Z][A-Z0-9_]*\s+)?'
+                           r'(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)', source))
     instances = re.findall(r"template\s+__global__\s+void\s+\w+\s*<", source)
     return plain, len(plain) + len(instances)
 
