@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from rooflab.model import e4m3
+
 SEED_RTOL = 1e-3
 POSITIVE = "uniform [0,1)"
 MIXED = "uniform [-1,1)"
@@ -128,9 +130,12 @@ def round_inputs(xp, x, to: str):
     """FP32 values rounded as a tensor core reads them, still as float32: "tf32" (10 mantissa bits,
     round to nearest, ties away: cvt.rna.tf32.f32), "tf32_trunc" (10 bits, the low 13 dropped: what
     the tensor core does with FP32 bits nobody rounded, e.g. Triton's input_precision="tf32") or
-    "bf16" (7 bits, ties to even); "fp32" as is."""
+    "bf16" (7 bits, ties to even), "e4m3" (FP8: 3 bits, ties to even, saturating at 448:
+    rooflab.model.e4m3); "fp32" as is."""
     if to == "fp32":
         return x
+    if to == "e4m3":
+        return e4m3.round_e4m3(xp, x)
     bits = xp.ascontiguousarray(x, dtype=xp.float32).view(xp.uint32)
     if to == "tf32":
         r = (bits + xp.uint32(0x1000)) & xp.uint32(0xFFFFE000)
