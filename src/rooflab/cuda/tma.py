@@ -1,5 +1,5 @@
-"""TMA tensor maps for the BF16 wgmma rungs that load through the tensor memory accelerator
-(rungs/wgmma_bf16_tma.cu).
+"""TMA tensor maps for the wgmma rungs that load through the tensor memory accelerator
+(rungs/wgmma_bf16_tma.cu: BF16, layout "tma"; rungs/wgmma_fp8.cu: e4m3, layout "tma_fp8").
 
 Those kernels take (tmA, tmB, C, M, N, K): tmA and tmB point at 128-byte CUtensorMap objects in
 device memory, encoded here with cuTensorMapEncodeTiled (cuda-python's driver bindings where they
@@ -8,6 +8,10 @@ rooflab.cuda.staging) each launch swaps the operands for their maps:
     A (M x K, BF16 bits)  dims {K, M}, row pitch K * 2 bytes, box {64, 64}
     B (K x N, BF16 bits)  dims {N, K}, row pitch N * 2 bytes, box {64, 64}
 128-byte swizzle (a box's inner 64 elements are one 128-byte row), zero fill out of bounds.
+The FP8 layout maps e4m3 bytes (as UINT8: TMA moves bytes) with both operands K-major, B handed over
+already transposed (B^T, N x K: FP8 wgmma has no transposed operand):
+    A   (M x K, e4m3 bits)  dims {K, M}, row pitch K bytes, box {128, 64}
+    B^T (N x K, e4m3 bits)  dims {K, N}, row pitch K bytes, box {128, 64}
 
 TMA reads rows whose pitch is a multiple of 16 bytes from a 16-byte-aligned base. An operand that
 misses this (K or N not a multiple of 8, a misaligned view) is copied into a buffer with the pitch
@@ -32,6 +36,7 @@ from rooflab.cuda.gpu import cuda_call, cupy
 from rooflab.errors import KernelError
 
 # cuda.h enums (CUtensorMapDataType, ...Interleave, ...Swizzle, ...L2promotion, ...FloatOOBfill)
+DATA_TYPE_UINT8 = 0
 DATA_TYPE_BFLOAT16 = 9
 INTERLEAVE_NONE = 0
 SWIZZLE_128B = 3
@@ -42,7 +47,39 @@ ELEMENT_BYTES = 2
 BOX = 64  # elements a side: 64 BF16 = 128 bytes, one row of the 128-byte swizzle
 MAP_BYTES = 128
 PITCH_ALIGN = 16  # bytes: row pitch and base address
+SWIZZLE_SPAN = 128  # bytes: a box's inner extent under the 128-byte swizzle
 CACHE_ENTRIES = 32
+
+
+@dataclass(frozen=True)
+class Element:
+    """What a map's elements are: the driver's data type, their size, and the array type that views them."""
+
+    name: str
+    data_type: int
+    bytes: int
+    view: str  # the unsigned integer type of the same size, for copies
+
+    @property
+    def inner_box(self) -> int:
+        """Elements along a box's contiguous side: one 128-byte swizzle row."""
+        return SWIZZLE_SPAN // self.bytes
+
+
+BF16 = Element("BF16", DATA_TYPE_BFLOAT16, ELEMENT_BYTES, "uint16")
+E4M3 = Element("e4m3", DATA_TYPE_UINT8, 1, "uint8")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a kernel takes its operands: their element, and whether B arrives transposed (B^T, N x K)."""
+
+    element: Element
+    b_transposed: bool
+
+
+LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True)}
+DEFAULT = LAYOUTS["tma"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +89,7 @@ class MapSpec:
     rows: int
     cols: int
     pitch: int
+    element: Element = BF16
 
     @property
     def dims(self) -> tuple[int, int]:
@@ -63,7 +101,7 @@ class MapSpec:
 
     @property
     def box(self) -> tuple[int, int]:
-        return (BOX, BOX)
+        return (self.element.inner_box, BOX)
 
     def problems(self, address: int) -> list[str]:
         """What cuTensorMapEncodeTiled would refuse (its documented rules), as sentences."""
@@ -72,35 +110,42 @@ class MapSpec:
             out.append(f"base address {address:#x} is not {PITCH_ALIGN}-byte aligned")
         if self.pitch % PITCH_ALIGN or self.pitch >= 2**40:
             out.append(f"row pitch {self.pitch} bytes is not a multiple of {PITCH_ALIGN} below 2^40")
-        if self.pitch < self.cols * ELEMENT_BYTES:
+        if self.pitch < self.cols * self.element.bytes:
             out.append(f"row pitch {self.pitch} bytes is shorter than a row ({self.cols} elements)")
         if not all(1 <= d <= 2**32 for d in self.dims):
             out.append(f"dimensions {self.dims} outside 1..2^32")
-        if BOX * ELEMENT_BYTES > 128:
+        if self.box[0] * self.element.bytes > SWIZZLE_SPAN:
             out.append("the 128-byte swizzle needs an inner box of at most 128 bytes")
         return out
 
 
-def padded_pitch(cols: int) -> int:
-    """The smallest row pitch TMA accepts for a row of `cols` BF16 elements."""
-    return -(-cols * ELEMENT_BYTES // PITCH_ALIGN) * PITCH_ALIGN
+def padded_pitch(cols: int, element: Element = BF16) -> int:
+    """The smallest row pitch TMA accepts for a row of `cols` elements."""
+    return -(-cols * element.bytes // PITCH_ALIGN) * PITCH_ALIGN
+
+
+def b_shape(n: int, k: int, layout: Layout = DEFAULT) -> tuple[int, int]:
+    """(rows, cols) of B as the layout hands it over: K x N, or B^T's N x K."""
+    return (n, k) if layout.b_transposed else (k, n)
 
 
 def operand_specs(m: int, n: int, k: int, a_pitch: int | None = None,
-                  b_pitch: int | None = None) -> tuple[MapSpec, MapSpec]:
-    """The maps of A (M x K) and B (K x N): row pitch as stored (default: packed rows)."""
-    return (MapSpec(rows=m, cols=k, pitch=a_pitch or k * ELEMENT_BYTES),
-            MapSpec(rows=k, cols=n, pitch=b_pitch or n * ELEMENT_BYTES))
+                  b_pitch: int | None = None, layout: Layout = DEFAULT) -> tuple[MapSpec, MapSpec]:
+    """The maps of A (M x K) and B (K x N, or N x K transposed): row pitch as stored (default: packed rows)."""
+    el = layout.element
+    b_rows, b_cols = b_shape(n, k, layout)
+    return (MapSpec(rows=m, cols=k, pitch=a_pitch or k * el.bytes, element=el),
+            MapSpec(rows=b_rows, cols=b_cols, pitch=b_pitch or b_cols * el.bytes, element=el))
 
 
-def usable_as_is(x, cols: int) -> bool:
+def usable_as_is(x, cols: int, element: Element = BF16) -> bool:
     """A C-contiguous operand whose rows TMA can read where they are."""
-    return bool(x.flags.c_contiguous) and x.data.ptr % PITCH_ALIGN == 0 and (cols * ELEMENT_BYTES) % PITCH_ALIGN == 0
+    return bool(x.flags.c_contiguous) and x.data.ptr % PITCH_ALIGN == 0 and (cols * element.bytes) % PITCH_ALIGN == 0
 
 
 def encode_args(spec: MapSpec) -> dict:
     """Everything cuTensorMapEncodeTiled is called with, but the address (what the tests check)."""
-    return {"data_type": DATA_TYPE_BFLOAT16, "rank": 2, "dims": spec.dims, "strides": spec.strides,
+    return {"data_type": spec.element.data_type, "rank": 2, "dims": spec.dims, "strides": spec.strides,
             "box": spec.box, "element_strides": (1, 1), "interleave": INTERLEAVE_NONE, "swizzle": SWIZZLE_128B,
             "l2_promotion": L2_PROMOTION_256B, "oob_fill": OOB_FILL_ZERO}
 
@@ -150,7 +195,7 @@ def _encode_ctypes(spec: MapSpec, address: int) -> bytes:
 
 def _encode_error(code: int, spec: MapSpec) -> KernelError:
     return KernelError("tensor map", "cuTensorMapEncodeTiled",
-                       f"CUresult {code} for {spec.rows} x {spec.cols} BF16, pitch {spec.pitch} bytes")
+                       f"CUresult {code} for {spec.rows} x {spec.cols} {spec.element.name}, pitch {spec.pitch} bytes")
 
 
 ENCODERS: dict[str, Callable[[MapSpec, int], bytes]] = {"cuda.bindings": _encode_bindings, "ctypes": _encode_ctypes}
@@ -183,15 +228,17 @@ def encode(spec: MapSpec, address: int, via: str | None = None) -> bytes:
         return _encode_ctypes(spec, address)
 
 
-def padded_layout(m: int, n: int, k: int, a_ok: bool, b_ok: bool) -> dict:
+def padded_layout(m: int, n: int, k: int, a_ok: bool, b_ok: bool, layout: Layout = DEFAULT) -> dict:
     """One buffer for a launch whose operands need padding: the two maps at 0, then each padded copy
-    (A: M rows, B: K rows, pitch rounded up to 16 bytes), 256-byte aligned; an operand used as it is
-    takes no room."""
-    pa = k * ELEMENT_BYTES if a_ok else padded_pitch(k)
-    pb = n * ELEMENT_BYTES if b_ok else padded_pitch(n)
+    (A: M rows, B: K rows, or B^T: N rows, pitch rounded up to 16 bytes), 256-byte aligned; an operand
+    used as it is takes no room."""
+    el = layout.element
+    b_rows, b_cols = b_shape(n, k, layout)
+    pa = k * el.bytes if a_ok else padded_pitch(k, el)
+    pb = b_cols * el.bytes if b_ok else padded_pitch(b_cols, el)
     at_a = 1024
     at_b = at_a + (0 if a_ok else -(-m * pa // 256) * 256)
-    return {"a_pitch": pa, "b_pitch": pb, "a_at": at_a, "b_at": at_b, "bytes": at_b + (0 if b_ok else k * pb)}
+    return {"a_pitch": pa, "b_pitch": pb, "a_at": at_a, "b_at": at_b, "bytes": at_b + (0 if b_ok else b_rows * pb)}
 
 
 _cache: OrderedDict = OrderedDict()
@@ -205,15 +252,17 @@ def _upload(cp, dst, maps: bytes) -> None:
                                   stream=cp.cuda.get_current_stream())
 
 
-def operand_maps(a, b, m: int, n: int, k: int, label: str):
+def operand_maps(a, b, m: int, n: int, k: int, label: str, layout: Layout = DEFAULT):
     """(map of A, map of B) as device arrays of 128 bytes, for a launch on the current stream."""
     cp = cupy()
-    a_ok, b_ok = usable_as_is(a, k), usable_as_is(b, n)
+    el = layout.element
+    b_rows, b_cols = b_shape(n, k, layout)
+    a_ok, b_ok = usable_as_is(a, k, el), usable_as_is(b, b_cols, el)
     if a_ok and b_ok:
-        key = (cp.cuda.Device().id, a.data.ptr, b.data.ptr, m, n, k)
+        key = (cp.cuda.Device().id, a.data.ptr, b.data.ptr, m, n, k, layout)
         buf = _cache.get(key)
         if buf is None:
-            sa, sb = operand_specs(m, n, k)
+            sa, sb = operand_specs(m, n, k, layout=layout)
             buf = cp.empty(2 * MAP_BYTES, dtype=cp.uint8)
             with cuda_call(label, "tensor map upload"):
                 _upload(cp, buf, encode(sa, a.data.ptr) + encode(sb, b.data.ptr))
@@ -224,26 +273,28 @@ def operand_maps(a, b, m: int, n: int, k: int, label: str):
         else:
             _cache.move_to_end(key)
         return buf[:MAP_BYTES], buf[MAP_BYTES:]
-    lay = padded_layout(m, n, k, a_ok, b_ok)
+    lay = padded_layout(m, n, k, a_ok, b_ok, layout)
     pa, pb, at_a, at_b = lay["a_pitch"], lay["b_pitch"], lay["a_at"], lay["b_at"]
+    view = getattr(cp, el.view)
     with cuda_call(label, "padded operand copy for TMA"):
         buf = cp.empty(lay["bytes"], dtype=cp.uint8)
         addr_a, addr_b = a.data.ptr, b.data.ptr
         if not a_ok:
-            buf[at_a:at_a + m * pa].view(cp.uint16).reshape(m, pa // ELEMENT_BYTES)[:, :k] = a
+            buf[at_a:at_a + m * pa].view(view).reshape(m, pa // el.bytes)[:, :k] = a
             addr_a = buf.data.ptr + at_a
         if not b_ok:
-            buf[at_b:at_b + k * pb].view(cp.uint16).reshape(k, pb // ELEMENT_BYTES)[:, :n] = b
+            buf[at_b:at_b + b_rows * pb].view(view).reshape(b_rows, pb // el.bytes)[:, :b_cols] = b
             addr_b = buf.data.ptr + at_b
-        sa, sb = operand_specs(m, n, k, pa, pb)
+        sa, sb = operand_specs(m, n, k, pa, pb, layout)
         _upload(cp, buf[:2 * MAP_BYTES], encode(sa, addr_a) + encode(sb, addr_b))
     return buf[:MAP_BYTES], buf[MAP_BYTES:2 * MAP_BYTES]
 
 
-def stager(m: int, n: int, k: int, label: str):
+def stager(m: int, n: int, k: int, label: str, layout: Layout = DEFAULT):
     """stage(a, b) -> (map of A, map of B) for one shape, and the K the kernel is called with."""
+    extra = {} if layout == DEFAULT else {"layout": layout}
 
     def stage(a, b):
-        return operand_maps(a, b, m, n, k, label)
+        return operand_maps(a, b, m, n, k, label, **extra)
 
     return stage, k

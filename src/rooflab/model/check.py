@@ -151,3 +151,14 @@ def round_inputs(xp, x, to: str):
 def bf16_bits(xp, x):
     """FP32 values as bf16 bit patterns (uint16), rounded to nearest even: what a BF16 kernel takes."""
     return (round_inputs(xp, x, "bf16").view(xp.uint32) >> xp.uint32(16)).astype(xp.uint16)
+
+
+def operands(xp, a, b, inputs: str):
+    """FP32 A (M x K) and B (K x N) as a rung of `inputs` takes them: "fp32" as they are, "bf16" bit
+    patterns (uint16), or "fp8": e4m3 bit patterns (uint8) with B as B^T (N x K, contiguous), since FP8
+    MMAs read both operands K-major and cuBLASLt's FP8 GEMM takes B that way too."""
+    if inputs == "bf16":
+        return bf16_bits(xp, a), bf16_bits(xp, b)
+    if inputs == "fp8":
+        return e4m3.to_bits(xp, a), xp.ascontiguousarray(e4m3.to_bits(xp, b).T)
+    return a, b

@@ -18,6 +18,7 @@ from pathlib import Path
 from rooflab.model import tolerance
 
 Grid = Callable[[int, int, int], tuple[int, int, int]]
+INPUT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp8": 1.0}
 
 
 def cdiv(a: int, b: int) -> int:
@@ -126,7 +127,8 @@ class Rung:
     # None: from the precision's error model at the checked K (rooflab.model.tolerance); a number
     # only where the model cannot know the kernel's rounding (a library that does not document it)
     normwise_tol: float | None = None
-    inputs: str = "fp32"  # what A and B are: "fp32" arrays, or "bf16" (uint16 bit patterns)
+    # what A and B are: "fp32" arrays, "bf16" (uint16 bit patterns) or "fp8" (e4m3 bit patterns, B as B^T)
+    inputs: str = "fp32"
     # the check's reference: the float64 product of the inputs rounded as the kernel reads them
     # ("tf32", "bf16"), so the check measures the kernel and not the input rounding; the error
     # against the FP32 inputs is reported beside it. "fp32": no rounding (3xTF32 must meet it).
@@ -192,7 +194,7 @@ class Rung:
             loads = float(m) * k + float(k) * n
         else:
             loads = fmas * self.loads_per_fma
-        size = 2.0 if self.inputs == "bf16" else 4.0  # bytes per input element; C is FP32
+        size = INPUT_BYTES.get(self.inputs, 4.0)  # bytes per input element; C is FP32
         bytes_moved = size * loads + 4.0 * float(m) * n  # + one write of C
         return {
             "global_loads": loads,
