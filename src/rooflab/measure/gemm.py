@@ -291,11 +291,12 @@ def skip_reason(rung: Rung, cfg: GemmConfig, device: DeviceInfo) -> str | None:
     missing = missing_modules(rung)
     if missing:
         return f"needs the Python package{'s' if len(missing) > 1 else ''} {', '.join(missing)} (not installed here)"
+    what = f" for {rung.requires_what}" if rung.requires_what else ""
     if rung.exact_cc and tuple(device.cc) != tuple(rung.requires_cc):
-        return (f"architecture-specific code for sm_{rung.requires_cc[0]}{rung.requires_cc[1]}a "
+        return (f"architecture-specific code for sm_{rung.requires_cc[0]}{rung.requires_cc[1]}a{what} "
                 f"(this GPU is sm_{device.cc[0]}{device.cc[1]})")
     if tuple(device.cc) < tuple(rung.requires_cc):
-        return (f"needs sm_{rung.requires_cc[0]}{rung.requires_cc[1]} or newer "
+        return (f"needs sm_{rung.requires_cc[0]}{rung.requires_cc[1]} or newer{what} "
                 f"(this GPU is sm_{device.cc[0]}{device.cc[1]})")
     if rung.aligned > 1:
         shapes = {(cfg.m, cfg.n, cfg.k), (min(cfg.m, cfg.check_n), min(cfg.n, cfg.check_n), min(cfg.k, cfg.check_n))}

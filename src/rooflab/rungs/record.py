@@ -134,6 +134,7 @@ class Rung:
     # against the FP32 inputs is reported beside it. "fp32": no rounding (3xTF32 must meet it).
     rounding: str = "fp32"
     requires_cc: tuple[int, int] = (7, 5)  # oldest GPU it runs on; older ones skip it, saying why
+    requires_what: str = ""  # what the oldest GPU brought that the rung needs ("FP8 tensor cores"), for the skip
     exact_cc: bool = False  # architecture-specific code (sm_90a): runs on requires_cc only
     aligned: int = 1  # M, N and K must be multiples of this (1 = any); a rung that cannot run says so
     # tunable rungs: the configurations `rooflab tune` searches; the first is the default, and the
