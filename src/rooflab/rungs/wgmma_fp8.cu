@@ -118,7 +118,9 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
     bool ok;
     if constexpr (PROMOTE) {
-        float part[NACC];
+        float part[NACC];  // each k-tile's first MMA overwrites it (scale-d 0); zeroed so no register starts undefined
+#pragma unroll
+        for (int i = 0; i < NACC; i++) part[i] = 0.0f;
         ok = tma_ring::consume<STAGES, STAGE_BYTES, 0>(ring, t.KT, [&](unsigned slot, int) {
             mma_stage<BM, BN>(part, slot, cw, false);
             wgmma_wait<0>();
