@@ -7,7 +7,6 @@ kernels' TMA boxes and wgmma descriptors. GPU tests: tests/test_gpu_fp8.py."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import math
 import re
 import shutil
@@ -31,6 +30,14 @@ NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not on PATH")
 SMEM_LIMIT = 227 * 1024
 FP8 = tma.LAYOUTS["tma_fp8"]
+
+
+def _bf16_tma_tests():
+    """The BF16 TMA rungs' test helpers (a numpy stand-in for CuPy, the ring's replay, the tensor-core
+    emulator), shared rather than copied."""
+    import test_tma_rungs  # noqa: PLC0415
+
+    return test_tma_rungs
 
 
 # -- e4m3 ------------------------------------------------------------------------------------------
@@ -255,7 +262,8 @@ def _step(prev_ms, this_ms, prev_config="", this_config="", norms=(1e-4, 2e-4)):
         return {"kernel": kernel, "tuning": {"config": config},
                 "checks": [{"name": "normwise", "value": norm}]}
 
-    return Step(m(prev_ms), m(this_ms), r("a", prev_config, norms[0]), r("b", this_config, norms[1]), {})
+    return Step(m(prev_ms), m(this_ms), r("cublaslt_fp8", prev_config, norms[0]), r("wgmma_fp8", this_config, norms[1]),
+                {})
 
 
 def test_the_paragraphs_follow_the_run():
@@ -263,7 +271,9 @@ def test_the_paragraphs_follow_the_run():
     assert set(paras) == {"wgmma_bf16_tma_ws", "cublaslt_fp8"}
     text = paras["cublaslt_fp8"](_step(1.0, 1.05, "accurate accumulation", WGMMA_FP8.variants[1].label))
     assert "0.952× cuBLASLt's speed" in text
-    assert "ours with the tensor core's own accumulation, cuBLASLt's with FP32 adds" in text
+    assert "ours with the tensor core's own accumulation, cuBLASLt's with use_fast_accum=False" in text
+    text = paras["cublaslt_fp8"](_step(1.0, 1.0, "fast accumulation", WGMMA_FP8.variants[0].label))
+    assert "ours with FP32 adds of each k-tile's partial sums, cuBLASLt's with use_fast_accum=True" in text
     assert "2.0e-04 for ours, 1.0e-04 for cuBLASLt" in text and "Run with profiling" in text
     assert "1.90× the BF16 rung's speed" in paras["wgmma_bf16_tma_ws"](_step(1.9, 1.0))
     assert {a for a, _ in WGMMA_FP8.ratios} == set(paras)
@@ -293,59 +303,9 @@ def test_the_fp8_padded_layout_pads_k_for_both_operands():
         assert lay["b_at"] >= lay["a_at"] + m * lay["a_pitch"] and lay["bytes"] == lay["b_at"] + n * lay["b_pitch"]
 
 
-class _Ptr:
-    def __init__(self, arr):
-        self.arr = arr
-
-    @property
-    def ptr(self):
-        return self.arr.ctypes.data
-
-    def copy_from_host_async(self, src, nbytes, stream=None):
-        import ctypes
-
-        ctypes.memmove(self.ptr, src.value, nbytes)
-
-
-class _Arr:
-    """Just enough of cupy.ndarray over a numpy array for tma.operand_maps."""
-
-    def __init__(self, a):
-        self.a = a
-
-    data = property(lambda self: _Ptr(self.a))
-    flags = property(lambda self: self.a.flags)
-
-    def __getitem__(self, i):
-        return _Arr(self.a[i])
-
-    def __setitem__(self, i, v):
-        self.a[i] = v.a if isinstance(v, _Arr) else v
-
-    def view(self, dtype):
-        return _Arr(self.a.view(dtype))
-
-    def reshape(self, *s):
-        return _Arr(self.a.reshape(*s))
-
-
-class _FakeCupy:
-    uint8, uint16 = np.uint8, np.uint16
-
-    def __init__(self):
-        stream = types.SimpleNamespace(synchronize=lambda: None)
-        self.cuda = types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=0),
-                                          get_current_stream=lambda: stream)
-
-    def empty(self, n, dtype):
-        buf = np.empty(n + 512, dtype=np.uint8)
-        off = (-buf.ctypes.data) % 512
-        return _Arr(buf[off:off + n].view(dtype))
-
-
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (45, 33, 70), (64, 128, 256), (3, 8190, 4097)])
 def test_fp8_operands_are_mapped_where_tma_can_read_them_and_padded_otherwise(monkeypatch, m, n, k):
-    cp = _FakeCupy()
+    cp = _bf16_tma_tests()._FakeCupy()  # numpy standing in for CuPy, as for the BF16 maps
     monkeypatch.setattr(tma, "cupy", lambda: cp)
     monkeypatch.setattr(tma, "_cache", type(tma._cache)())
     encoded = []
@@ -543,10 +503,6 @@ def test_the_smem_formula_is_the_kernels_and_the_planted_hang_compiles(tmp_path)
 
 # -- the ring protocol with a slot released after its own tile -------------------------------------
 
-def _tma_ring_tests():
-    import test_tma_rungs  # noqa: PLC0415 (the ring's replay, shared with the BF16 TMA rungs)
-
-    return test_tma_rungs
 
 
 def _promoting_consumer(ring, w):
@@ -562,7 +518,7 @@ def _promoting_consumer(ring, w):
 
 @pytest.mark.parametrize("stages", [4, 6])
 def test_the_promoting_consumers_follow_the_ring_protocol(stages):
-    replay = _tma_ring_tests()._replay
+    replay = _bf16_tma_tests()._replay
     for kt_total in (1, 2, 5, 6, 7, 13):
         for seed in range(60):
             replay(2, stages, kt_total, True, seed, consumer=_promoting_consumer)
@@ -571,10 +527,7 @@ def test_the_promoting_consumers_follow_the_ring_protocol(stages):
 # -- the data path, replayed in numpy through the TMA boxes and wgmma descriptors -------------------
 
 def _emulator():
-    spec = importlib.util.spec_from_file_location("emulate_tensor", ROOT / "scripts" / "dev" / "emulate_tensor.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _bf16_tma_tests()._emulator()
 
 
 def _tma_box8(mem, dst, src, rows, cols, c0, c1):

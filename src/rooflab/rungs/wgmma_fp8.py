@@ -53,9 +53,12 @@ FAST = "fast accumulation"  # in the label of each variant that leaves the whole
 
 
 def _accumulation(rec: dict) -> str:
-    """Which accumulation a record ran, from the variant it recorded (the default where it names none)."""
-    config = (rec.get("tuning") or {}).get("config") or ""
-    return "the tensor core's own accumulation" if FAST in config else "FP32 adds of partial sums"
+    """How a record of either rung accumulated, from the variant it recorded (its default where it
+    names none)."""
+    fast = FAST in ((rec.get("tuning") or {}).get("config") or "")
+    if rec.get("kernel") == "cublaslt_fp8":
+        return "use_fast_accum=True" if fast else "use_fast_accum=False (its accurate accumulation)"
+    return "the tensor core's own accumulation" if fast else "FP32 adds of each k-tile's partial sums"
 
 
 def _vs_cublaslt(s: Step) -> str:
