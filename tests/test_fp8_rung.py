@@ -399,7 +399,8 @@ def _fake_torch(calls):
         calls.append({"a": a.shape, "b": b.shape, "out": out.shape, "fast": use_fast_accum})
 
     cuda = types.SimpleNamespace(device=lambda d: contextlib.nullcontext(), stream=lambda s: contextlib.nullcontext(),
-                                 default_stream=lambda d: "default", ExternalStream=lambda p, device: f"ext{p}")
+                                 default_stream=lambda d: "default", ExternalStream=lambda p, device: f"ext{p}",
+                                 synchronize=lambda: None)
     return types.SimpleNamespace(
         float8_e4m3fn="float8_e4m3fn", float32="float32", uint8="uint8", __version__="fake", cuda=cuda,
         _scaled_mm=scaled_mm, from_dlpack=lambda x: _T(x, "float32" if x.dtype == np.float32 else "uint8"),

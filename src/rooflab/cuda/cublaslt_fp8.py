@@ -53,6 +53,7 @@ def gemm_fp8(mode: str, m: int, n: int, k: int):
     dev = f"cuda:{streams.device}"
     with torch.cuda.device(streams.device):
         one = torch.ones((), dtype=torch.float32, device=dev)
+        torch.cuda.synchronize()  # written before any stream's launch reads it
     mp, np_, kp = padded(m), padded(n), padded(k)
     fast = MODES[mode]
 
