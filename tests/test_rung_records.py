@@ -191,7 +191,7 @@ def test_only_tensor_core_accumulation_gets_the_looser_tolerance():
     for r in LADDER:
         if r.precision in ("fp32", "3xtf32"):
             assert r.normwise_tolerance(4096) < 5e-6, r.name
-        elif r.name != "cublas_tf32":
+        elif r.name != "cublas_tf32" and r.precision != "fp8":  # FP8's accumulator: tests/test_fp8_rung.py
             assert 2e-5 < r.normwise_tolerance(4096) <= 2e-4, r.name
 
 

@@ -33,7 +33,8 @@ SPEED = {"naive": (1.0, 256), "coalesced": (5.4, 512), "tiled16": (8.1, 512), "t
          "wgmma_tf32": (80, 2048), "cublas_tf32": (404, 2048), "mma_bf16": (289, 2048),
          "wgmma_bf16": (578, 3072), "wgmma_bf16_tma": (650, 3072), "wgmma_bf16_tma_ws": (720, 3072),
          "wgmma_bf16_persistent": (730, 3072), "wgmma_bf16_cluster": (730, 3072),
-         "wgmma_bf16_tma_store": (760, 3072), "cublas_bf16": (768, 2048)}
+         "wgmma_bf16_tma_store": (760, 3072), "cublas_bf16": (768, 2048),
+         "wgmma_fp8": (1150, 3072), "cublaslt_fp8": (1450, 2048)}
 PRECISION = {k: ("fp32" if k in list(SPEED)[:9] else "bf16" if "bf16" in k else k.split("_")[-1]) for k in SPEED}
 
 

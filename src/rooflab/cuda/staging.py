@@ -11,8 +11,8 @@ inside each launch: a launch on another stream (the concurrent replicas) gets it
 the pool reuses a block only on the stream that freed it, after that stream's work.
 The rung's time includes the pre-pass: it is part of the GEMM.
 
-Scheme "tma" (rooflab.cuda.tma) runs no stage kernels: the kernel gets tensor maps of A and B in
-place of the operands, and K as it is.
+Schemes "tma" and "tma_fp8" (rooflab.cuda.tma) run no stage kernels: the kernel gets tensor maps of
+A and B in place of the operands (BF16; or e4m3 with B already transposed), and K as it is.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ STAGE_K = 32  # one 128-byte row of FP32: a k-tile of the wgmma kernels
 SCHEMES = {"tf32": 1, "3xtf32": 2}  # parts per operand: TF32-rounded, or big + small
 TMA = "tma"  # tensor maps of the operands, no pre-pass
 TMA_STORE = "tma_store"  # ... and of C, after B's, for the kernels whose epilogue stores through TMA
+TMA_FP8 = "tma_fp8"  # the same for e4m3 operands, B handed over as B^T
 
 
 def takes_c(scheme: str | None) -> bool:
@@ -43,10 +44,12 @@ def staged_k(k: int) -> int:
 def stager(source: str, options: tuple[str, ...], scheme: str, m: int, n: int, k: int,
            label: str) -> tuple[Callable, int]:
     """stage(a, b) -> (a', b') for one problem shape, and the K the kernel is called with."""
-    if scheme in (TMA, TMA_STORE):
-        return tma.stager(m, n, k, label, with_c=scheme == TMA_STORE)
+    if scheme == TMA_STORE:
+        return tma.stager(m, n, k, label, with_c=True)
+    if scheme in tma.LAYOUTS:
+        return tma.stager(m, n, k, label, tma.LAYOUTS[scheme])
     if scheme not in SCHEMES:
-        raise ValueError(f"unknown staging {scheme!r}; known: {', '.join((*SCHEMES, TMA, TMA_STORE))}")
+        raise ValueError(f"unknown staging {scheme!r}; known: {', '.join((*SCHEMES, *tma.LAYOUTS, TMA_STORE))}")
     cp = cupy()
     parts, kp = SCHEMES[scheme], staged_k(k)
     ka = get_kernel(source, f"stage_a_{scheme}", options=options, label=f"{label} (stage A)")

@@ -1,15 +1,19 @@
-"""TMA tensor maps for the BF16 wgmma rungs that load through the tensor memory accelerator
-(rungs/wgmma_bf16_tma.cu).
+"""TMA tensor maps for the wgmma rungs that load through the tensor memory accelerator
+(rungs/wgmma_bf16_tma.cu: BF16, layout "tma"; rungs/wgmma_fp8.cu: e4m3, layout "tma_fp8").
 
 Those kernels take (tmA, tmB, C, M, N, K): tmA and tmB point at 128-byte CUtensorMap objects in
-device memory, encoded here with cuTensorMapEncodeTiled (cuda-python's driver bindings where they
-import, else ctypes over libcuda: the same C call). As the harness's staging hook (scheme "tma",
+device memory, encoded here with cuTensorMapEncodeTiled (ctypes over libcuda where it loads, else
+cuda-python's driver bindings: the same C call). As the harness's staging hook (scheme "tma",
 rooflab.cuda.staging) each launch swaps the operands for their maps:
     A (M x K, BF16 bits)  dims {K, M}, row pitch K * 2 bytes, box {64, 64}
     B (K x N, BF16 bits)  dims {N, K}, row pitch N * 2 bytes, box {64, 64}
     C (M x N, FP32)       dims {N, M}, row pitch N * 4 bytes, box {32, 64}: scheme "tma_store",
                           for the kernels that write C through TMA; the map follows B's
 128-byte swizzle (a box's inner 64 elements are one 128-byte row), zero fill out of bounds.
+The FP8 layout maps e4m3 bytes (as UINT8: TMA moves bytes) with both operands K-major, B handed over
+already transposed (B^T, N x K: FP8 wgmma has no transposed operand):
+    A   (M x K, e4m3 bits)  dims {K, M}, row pitch K bytes, box {128, 64}
+    B^T (N x K, e4m3 bits)  dims {K, N}, row pitch K bytes, box {128, 64}
 
 TMA reads rows whose pitch is a multiple of 16 bytes from a 16-byte-aligned base. An operand that
 misses this (K or N not a multiple of 8, a misaligned view) is copied into a buffer with the pitch
@@ -34,6 +38,7 @@ from rooflab.cuda.gpu import cuda_call, cupy
 from rooflab.errors import KernelError
 
 # cuda.h enums (CUtensorMapDataType, ...Interleave, ...Swizzle, ...L2promotion, ...FloatOOBfill)
+DATA_TYPE_UINT8 = 0
 DATA_TYPE_BFLOAT16 = 9
 DATA_TYPE_FLOAT32 = 7
 INTERLEAVE_NONE = 0
@@ -45,19 +50,50 @@ ELEMENT_BYTES = 2
 BOX = 64  # elements a side: 64 BF16 = 128 bytes, one row of the 128-byte swizzle
 MAP_BYTES = 128
 PITCH_ALIGN = 16  # bytes: row pitch and base address
+SWIZZLE_SPAN = 128  # bytes: a box's inner extent under the 128-byte swizzle
 CACHE_ENTRIES = 32
 
 
 @dataclass(frozen=True)
+class Element:
+    """What a map's elements are: the driver's data type, their size, and the array type that views them."""
+
+    name: str
+    data_type: int
+    bytes: int
+    view: str  # the unsigned integer type of the same size, for copies
+
+    @property
+    def inner_box(self) -> int:
+        """Elements along a box's contiguous side: one 128-byte swizzle row."""
+        return SWIZZLE_SPAN // self.bytes
+
+
+BF16 = Element("BF16", DATA_TYPE_BFLOAT16, ELEMENT_BYTES, "uint16")
+E4M3 = Element("e4m3", DATA_TYPE_UINT8, 1, "uint8")
+F32 = Element("FP32", DATA_TYPE_FLOAT32, 4, "uint32")  # C, for the kernels that store it through TMA
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a kernel takes its operands: their element, and whether B arrives transposed (B^T, N x K)."""
+
+    element: Element
+    b_transposed: bool
+
+
+LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True)}
+DEFAULT = LAYOUTS["tma"]
+
+
+@dataclass(frozen=True)
 class MapSpec:
-    """One row-major operand as TMA sees it: `rows` x `cols` elements, rows `pitch` bytes apart
-    (BF16 in 64 x 64 boxes, or C: FP32 in boxes of 32 columns x 64 rows, 128 bytes a row)."""
+    """One row-major operand as TMA sees it: `rows` x `cols` elements, rows `pitch` bytes apart."""
 
     rows: int
     cols: int
     pitch: int
-    element_bytes: int = ELEMENT_BYTES
-    data_type: int = DATA_TYPE_BFLOAT16
+    element: Element = BF16
 
     @property
     def dims(self) -> tuple[int, int]:
@@ -69,7 +105,7 @@ class MapSpec:
 
     @property
     def box(self) -> tuple[int, int]:
-        return (128 // self.element_bytes, BOX)  # one 128-byte row of the swizzle, 64 rows
+        return (self.element.inner_box, BOX)
 
     def problems(self, address: int) -> list[str]:
         """What cuTensorMapEncodeTiled would refuse (its documented rules), as sentences."""
@@ -78,46 +114,53 @@ class MapSpec:
             out.append(f"base address {address:#x} is not {PITCH_ALIGN}-byte aligned")
         if self.pitch % PITCH_ALIGN or self.pitch >= 2**40:
             out.append(f"row pitch {self.pitch} bytes is not a multiple of {PITCH_ALIGN} below 2^40")
-        if self.pitch < self.cols * self.element_bytes:
+        if self.pitch < self.cols * self.element.bytes:
             out.append(f"row pitch {self.pitch} bytes is shorter than a row ({self.cols} elements)")
         if not all(1 <= d <= 2**32 for d in self.dims):
             out.append(f"dimensions {self.dims} outside 1..2^32")
-        if self.box[0] * self.element_bytes > 128:
+        if self.box[0] * self.element.bytes > SWIZZLE_SPAN:
             out.append("the 128-byte swizzle needs an inner box of at most 128 bytes")
         return out
 
 
-def padded_pitch(cols: int) -> int:
-    """The smallest row pitch TMA accepts for a row of `cols` BF16 elements."""
-    return -(-cols * ELEMENT_BYTES // PITCH_ALIGN) * PITCH_ALIGN
+def padded_pitch(cols: int, element: Element = BF16) -> int:
+    """The smallest row pitch TMA accepts for a row of `cols` elements."""
+    return -(-cols * element.bytes // PITCH_ALIGN) * PITCH_ALIGN
+
+
+def b_shape(n: int, k: int, layout: Layout = DEFAULT) -> tuple[int, int]:
+    """(rows, cols) of B as the layout hands it over: K x N, or B^T's N x K."""
+    return (n, k) if layout.b_transposed else (k, n)
 
 
 def operand_specs(m: int, n: int, k: int, a_pitch: int | None = None,
-                  b_pitch: int | None = None) -> tuple[MapSpec, MapSpec]:
-    """The maps of A (M x K) and B (K x N): row pitch as stored (default: packed rows)."""
-    return (MapSpec(rows=m, cols=k, pitch=a_pitch or k * ELEMENT_BYTES),
-            MapSpec(rows=k, cols=n, pitch=b_pitch or n * ELEMENT_BYTES))
+                  b_pitch: int | None = None, layout: Layout = DEFAULT) -> tuple[MapSpec, MapSpec]:
+    """The maps of A (M x K) and B (K x N, or N x K transposed): row pitch as stored (default: packed rows)."""
+    el = layout.element
+    b_rows, b_cols = b_shape(n, k, layout)
+    return (MapSpec(rows=m, cols=k, pitch=a_pitch or k * el.bytes, element=el),
+            MapSpec(rows=b_rows, cols=b_cols, pitch=b_pitch or b_cols * el.bytes, element=el))
 
 
 def c_spec(m: int, n: int) -> MapSpec:
     """The map of C (M x N FP32, packed rows) that the TMA-store epilogue writes through."""
-    return MapSpec(rows=m, cols=n, pitch=n * 4, element_bytes=4, data_type=DATA_TYPE_FLOAT32)
+    return MapSpec(rows=m, cols=n, pitch=n * F32.bytes, element=F32)
 
 
 def c_mappable(c, n: int) -> bool:
     """C can be written by TMA: 16-byte rows (N a multiple of 4) from a 16-byte-aligned base. The
     kernel tests the same two things and stores directly where they fail."""
-    return (n * 4) % PITCH_ALIGN == 0 and c.data.ptr % PITCH_ALIGN == 0
+    return (n * F32.bytes) % PITCH_ALIGN == 0 and c.data.ptr % PITCH_ALIGN == 0
 
 
-def usable_as_is(x, cols: int) -> bool:
+def usable_as_is(x, cols: int, element: Element = BF16) -> bool:
     """A C-contiguous operand whose rows TMA can read where they are."""
-    return bool(x.flags.c_contiguous) and x.data.ptr % PITCH_ALIGN == 0 and (cols * ELEMENT_BYTES) % PITCH_ALIGN == 0
+    return bool(x.flags.c_contiguous) and x.data.ptr % PITCH_ALIGN == 0 and (cols * element.bytes) % PITCH_ALIGN == 0
 
 
 def encode_args(spec: MapSpec) -> dict:
     """Everything cuTensorMapEncodeTiled is called with, but the address (what the tests check)."""
-    return {"data_type": spec.data_type, "rank": 2, "dims": spec.dims, "strides": spec.strides,
+    return {"data_type": spec.element.data_type, "rank": 2, "dims": spec.dims, "strides": spec.strides,
             "box": spec.box, "element_strides": (1, 1), "interleave": INTERLEAVE_NONE, "swizzle": SWIZZLE_128B,
             "l2_promotion": L2_PROMOTION_256B, "oob_fill": OOB_FILL_ZERO}
 
@@ -167,7 +210,7 @@ def _encode_ctypes(spec: MapSpec, address: int) -> bytes:
 
 def _encode_error(code: int, spec: MapSpec) -> KernelError:
     return KernelError("tensor map", "cuTensorMapEncodeTiled",
-                       f"CUresult {code} for {spec.rows} x {spec.cols} BF16, pitch {spec.pitch} bytes")
+                       f"CUresult {code} for {spec.rows} x {spec.cols} {spec.element.name}, pitch {spec.pitch} bytes")
 
 
 ENCODERS: dict[str, Callable[[MapSpec, int], bytes]] = {"cuda.bindings": _encode_bindings, "ctypes": _encode_ctypes}
@@ -209,15 +252,17 @@ def encode(spec: MapSpec, address: int, via: str | None = None) -> bytes:
         return _encode_ctypes(spec, address)
 
 
-def padded_layout(m: int, n: int, k: int, a_ok: bool, b_ok: bool) -> dict:
+def padded_layout(m: int, n: int, k: int, a_ok: bool, b_ok: bool, layout: Layout = DEFAULT) -> dict:
     """One buffer for a launch whose operands need padding: the two maps at 0, then each padded copy
-    (A: M rows, B: K rows, pitch rounded up to 16 bytes), 256-byte aligned; an operand used as it is
-    takes no room."""
-    pa = k * ELEMENT_BYTES if a_ok else padded_pitch(k)
-    pb = n * ELEMENT_BYTES if b_ok else padded_pitch(n)
+    (A: M rows, B: K rows, or B^T: N rows, pitch rounded up to 16 bytes), 256-byte aligned; an operand
+    used as it is takes no room."""
+    el = layout.element
+    b_rows, b_cols = b_shape(n, k, layout)
+    pa = k * el.bytes if a_ok else padded_pitch(k, el)
+    pb = b_cols * el.bytes if b_ok else padded_pitch(b_cols, el)
     at_a = 1024
     at_b = at_a + (0 if a_ok else -(-m * pa // 256) * 256)
-    return {"a_pitch": pa, "b_pitch": pb, "a_at": at_a, "b_at": at_b, "bytes": at_b + (0 if b_ok else k * pb)}
+    return {"a_pitch": pa, "b_pitch": pb, "a_at": at_a, "b_at": at_b, "bytes": at_b + (0 if b_ok else b_rows * pb)}
 
 
 _cache: OrderedDict = OrderedDict()
@@ -238,17 +283,19 @@ def _c_map(c, m: int, n: int) -> bytes:
     return encode(c_spec(m, n), c.data.ptr) if c_mappable(c, n) else bytes(MAP_BYTES)
 
 
-def operand_maps(a, b, m: int, n: int, k: int, label: str, c=None):
+def operand_maps(a, b, m: int, n: int, k: int, label: str, layout: Layout = DEFAULT, c=None):
     """(map of A, map of B) as device arrays of 128 bytes, for a launch on the current stream; with
     `c`, C's map follows B's in the same buffer (the TMA-store kernels find it there)."""
     cp = cupy()
-    a_ok, b_ok = usable_as_is(a, k), usable_as_is(b, n)
+    el = layout.element
+    b_rows, b_cols = b_shape(n, k, layout)
+    a_ok, b_ok = usable_as_is(a, k, el), usable_as_is(b, b_cols, el)
     maps = 2 if c is None else 3
     if a_ok and b_ok:
-        key = (cp.cuda.Device().id, a.data.ptr, b.data.ptr, m, n, k, None if c is None else c.data.ptr)
+        key = (cp.cuda.Device().id, a.data.ptr, b.data.ptr, m, n, k, layout, None if c is None else c.data.ptr)
         buf = _cache.get(key)
         if buf is None:
-            sa, sb = operand_specs(m, n, k)
+            sa, sb = operand_specs(m, n, k, layout=layout)
             buf = cp.empty(maps * MAP_BYTES, dtype=cp.uint8)
             with cuda_call(label, "tensor map upload"):
                 _upload(cp, buf, encode(sa, a.data.ptr) + encode(sb, b.data.ptr) + _c_map(c, m, n))
@@ -259,27 +306,29 @@ def operand_maps(a, b, m: int, n: int, k: int, label: str, c=None):
         else:
             _cache.move_to_end(key)
         return buf[:MAP_BYTES], buf[MAP_BYTES:]
-    lay = padded_layout(m, n, k, a_ok, b_ok)  # the maps' room at 0 holds three
+    lay = padded_layout(m, n, k, a_ok, b_ok, layout)  # the maps' room at 0 holds three
     pa, pb, at_a, at_b = lay["a_pitch"], lay["b_pitch"], lay["a_at"], lay["b_at"]
+    view = getattr(cp, el.view)
     with cuda_call(label, "padded operand copy for TMA"):
         buf = cp.empty(lay["bytes"], dtype=cp.uint8)
         addr_a, addr_b = a.data.ptr, b.data.ptr
         if not a_ok:
-            buf[at_a:at_a + m * pa].view(cp.uint16).reshape(m, pa // ELEMENT_BYTES)[:, :k] = a
+            buf[at_a:at_a + m * pa].view(view).reshape(m, pa // el.bytes)[:, :k] = a
             addr_a = buf.data.ptr + at_a
         if not b_ok:
-            buf[at_b:at_b + k * pb].view(cp.uint16).reshape(k, pb // ELEMENT_BYTES)[:, :n] = b
+            buf[at_b:at_b + b_rows * pb].view(view).reshape(b_rows, pb // el.bytes)[:, :b_cols] = b
             addr_b = buf.data.ptr + at_b
-        sa, sb = operand_specs(m, n, k, pa, pb)
+        sa, sb = operand_specs(m, n, k, pa, pb, layout)
         _upload(cp, buf[:maps * MAP_BYTES], encode(sa, addr_a) + encode(sb, addr_b) + _c_map(c, m, n))
     return buf[:MAP_BYTES], buf[MAP_BYTES:2 * MAP_BYTES]
 
 
-def stager(m: int, n: int, k: int, label: str, with_c: bool = False):
-    """stage(a, b, c) -> (map of A, map of B) for one shape (with_c: C's map after B's), and the K
+def stager(m: int, n: int, k: int, label: str, layout: Layout = DEFAULT, with_c: bool = False):
+    """stage(a, b[, c]) -> (map of A, map of B) for one shape (with_c: C's map after B's), and the K
     the kernel is called with."""
+    extra = {} if layout == DEFAULT else {"layout": layout}
 
     def stage(a, b, c=None):
-        return operand_maps(a, b, m, n, k, label, c if with_c else None)
+        return operand_maps(a, b, m, n, k, label, **extra, **({"c": c} if with_c else {}))
 
     return stage, k

@@ -47,8 +47,8 @@ from rooflab.model.check import (
     POSITIVE,
     SEED_RTOL,
     Check,
-    bf16_bits,
     make_check,
+    operands,
     round_inputs,
 )
 from rooflab.rungs.record import Rung, launch_grid
@@ -263,18 +263,13 @@ class _Variant:
         self.timed = (self.small[1] if inp.timed is inp.small[1] else self._device(inp.timed, inputs, rounding))
         self.a, self.b, self.ref, self.ref32 = self.timed.a, self.timed.b, self.timed.ref, self.timed.ref32
 
-    @staticmethod
-    def _convert(xp, x, inputs: str):
-        return bf16_bits(xp, x) if inputs == "bf16" else x
-
     def _host(self, s: _Set, inputs: str, rounding: str) -> _Checked:
         cp = cupy()
         if rounding == "fp32" and inputs == "fp32":
             return _Checked(s.shape, s.label, s.a, s.b, s.ref, s.ref, s.absprod)
         ra, rb = round_inputs(np, s.a_host, rounding), round_inputs(np, s.b_host, rounding)
         ref = cp.asarray(ra.astype(np.float64) @ rb.astype(np.float64))
-        return _Checked(s.shape, s.label, self._convert(cp, s.a, inputs), self._convert(cp, s.b, inputs), ref,
-                        s.ref, s.absprod)
+        return _Checked(s.shape, s.label, *operands(cp, s.a, s.b, inputs), ref, s.ref, s.absprod)
 
     def _device(self, s: _Set, inputs: str, rounding: str) -> _Checked:
         cp = cupy()
@@ -283,8 +278,7 @@ class _Variant:
         with cuda_call("inputs", f"{rounding} rounding / float64 reference GEMM"):
             ra, rb = round_inputs(cp, s.a, rounding), round_inputs(cp, s.b, rounding)
             ref = ra.astype(cp.float64) @ rb.astype(cp.float64)
-            checked = _Checked(s.shape, s.label, self._convert(cp, s.a, inputs), self._convert(cp, s.b, inputs),
-                               ref, s.ref, s.absprod)
+            checked = _Checked(s.shape, s.label, *operands(cp, s.a, s.b, inputs), ref, s.ref, s.absprod)
             synchronize("float64 reference")
         return checked
 
@@ -294,11 +288,12 @@ def skip_reason(rung: Rung, cfg: GemmConfig, device: DeviceInfo) -> str | None:
     missing = missing_modules(rung)
     if missing:
         return f"needs the Python package{'s' if len(missing) > 1 else ''} {', '.join(missing)} (not installed here)"
+    what = f" for {rung.requires_what}" if rung.requires_what else ""
     if rung.exact_cc and tuple(device.cc) != tuple(rung.requires_cc):
-        return (f"architecture-specific code for sm_{rung.requires_cc[0]}{rung.requires_cc[1]}a "
+        return (f"architecture-specific code for sm_{rung.requires_cc[0]}{rung.requires_cc[1]}a{what} "
                 f"(this GPU is sm_{device.cc[0]}{device.cc[1]})")
     if tuple(device.cc) < tuple(rung.requires_cc):
-        return (f"needs sm_{rung.requires_cc[0]}{rung.requires_cc[1]} or newer "
+        return (f"needs sm_{rung.requires_cc[0]}{rung.requires_cc[1]} or newer{what} "
                 f"(this GPU is sm_{device.cc[0]}{device.cc[1]})")
     if rung.aligned > 1:
         shapes = {(cfg.m, cfg.n, cfg.k), (min(cfg.m, cfg.check_n), min(cfg.n, cfg.check_n), min(cfg.k, cfg.check_n))}

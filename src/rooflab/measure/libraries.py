@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from rooflab.cuda import cublas, triton_gemm
+from rooflab.cuda import cublas, cublaslt_fp8, triton_gemm
 from rooflab.rungs.record import Rung
 
 Launch = Callable
@@ -32,7 +32,11 @@ def _triton(rung: Rung, m: int, n: int, k: int) -> tuple[Launch, str]:
     return fn(m, n, k), _named(triton_gemm.launcher, rung.config)
 
 
-LIBRARIES: dict[str, Make] = {"cublas": _cublas, "triton": _triton}
+def _cublaslt_fp8(rung: Rung, m: int, n: int, k: int) -> tuple[Launch, str]:
+    return cublaslt_fp8.gemm_fp8(rung.config, m, n, k), _named(cublaslt_fp8.gemm_fp8, rung.config)
+
+
+LIBRARIES: dict[str, Make] = {"cublas": _cublas, "triton": _triton, "cublaslt_fp8": _cublaslt_fp8}
 
 
 def library_launch(rung: Rung, m: int, n: int, k: int) -> tuple[Launch, str]:

@@ -84,10 +84,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         A, B, C = _gemm_operands(cp, m, n, k)
         rung = rungs.get(a.label)
-        if rung.inputs == "bf16":  # what a BF16 rung reads: the bit patterns, as the harness gives them
-            from rooflab.model.check import bf16_bits  # noqa: PLC0415
+        from rooflab.model.check import operands  # noqa: PLC0415
 
-            A, B = bf16_bits(cp, A), bf16_bits(cp, B)
+        A, B = operands(cp, A, B, rung.inputs)  # what the rung reads, as the harness gives it
         launch, _ = prepare(rung, m, n, k)
         _profiled(cp, lambda: launch(A, B, C), a.label)
     return 0

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from rooflab.model import e4m3
+
 SEED_RTOL = 1e-3
 POSITIVE = "uniform [0,1)"
 MIXED = "uniform [-1,1)"
@@ -128,9 +130,12 @@ def round_inputs(xp, x, to: str):
     """FP32 values rounded as a tensor core reads them, still as float32: "tf32" (10 mantissa bits,
     round to nearest, ties away: cvt.rna.tf32.f32), "tf32_trunc" (10 bits, the low 13 dropped: what
     the tensor core does with FP32 bits nobody rounded, e.g. Triton's input_precision="tf32") or
-    "bf16" (7 bits, ties to even); "fp32" as is."""
+    "bf16" (7 bits, ties to even), "e4m3" (FP8: 3 bits, ties to even, saturating at 448:
+    rooflab.model.e4m3); "fp32" as is."""
     if to == "fp32":
         return x
+    if to == "e4m3":
+        return e4m3.round_e4m3(xp, x)
     bits = xp.ascontiguousarray(x, dtype=xp.float32).view(xp.uint32)
     if to == "tf32":
         r = (bits + xp.uint32(0x1000)) & xp.uint32(0xFFFFE000)
@@ -146,3 +151,14 @@ def round_inputs(xp, x, to: str):
 def bf16_bits(xp, x):
     """FP32 values as bf16 bit patterns (uint16), rounded to nearest even: what a BF16 kernel takes."""
     return (round_inputs(xp, x, "bf16").view(xp.uint32) >> xp.uint32(16)).astype(xp.uint16)
+
+
+def operands(xp, a, b, inputs: str):
+    """FP32 A (M x K) and B (K x N) as a rung of `inputs` takes them: "fp32" as they are, "bf16" bit
+    patterns (uint16), or "fp8": e4m3 bit patterns (uint8) with B as B^T (N x K, contiguous), since FP8
+    MMAs read both operands K-major and cuBLASLt's FP8 GEMM takes B that way too."""
+    if inputs == "bf16":
+        return bf16_bits(xp, a), bf16_bits(xp, b)
+    if inputs == "fp8":
+        return e4m3.to_bits(xp, a), xp.ascontiguousarray(e4m3.to_bits(xp, b).T)
+    return a, b

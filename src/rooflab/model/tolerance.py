@@ -21,6 +21,21 @@ Two checks, two models (u is a unit roundoff; fl(x) = x(1 + d), |d| <= u):
   the all-positive inputs at K = 512), allowed 0.5 K u. Where the reference does
   not round the inputs as the kernel reads them (a user's TF32/BF16 callable), the
   input rounding itself adds a K-independent 2 u of that precision.
+
+FP8 (e4m3 inputs, u = 2^-4, FP32 accumulate) on Hopper's tensor cores: the FP8 MMA's accumulator
+keeps 13 mantissa bits, truncating (e8m13), so where the sum stays in it (cuBLASLt's "fast
+accumulation", the rung's tensor-core variant) the error grows with ceil(K / 32) truncations of up
+to 2^-13 of the running sum. Two numpy models of it, on [-1, 1) inputs: the sum truncated after each
+k32 step gives 3.7e-4 normwise at K = 512 and 3.2e-3 at K = 4097; every addend also aligned to the
+largest and truncated gives 2.9e-4 and 1.2e-3. The tolerance allows ceil(K / 32) 2^-13 (1.6e-2 at
+K = 4097), 4.9x the larger, while a kernel that drops one k32 step of K = 4096 is off by ~9e-2. (On
+all-positive inputs the second model's truncations add up: 6.8e-3 max-relative at K = 512, past
+the seed check's 1e-3; summing each 128-k tile from zero and adding it in FP32, as the rung's
+default and cuBLASLt's default do, keeps it at 7.5e-4.) The componentwise bound against the
+FP32 inputs is (K + 4) u with u = 2^-4, but never below 1.125: an input under e4m3's smallest
+normal (2^-6) keeps only an absolute precision of 2^-10, so a product of one (2^-10 + e rounds
+to 2^-9) may be off by up to (1 + 1)(1 + 2^-4) - 1 of itself; at K >= 14 the (K + 4) u term is
+the larger.
 """
 
 from __future__ import annotations
@@ -28,7 +43,8 @@ from __future__ import annotations
 import math
 
 U_FP32 = 2.0**-24
-UNIT_ROUNDOFF = {"fp32": U_FP32, "3xtf32": U_FP32, "tf32": 2.0**-11, "bf16": 2.0**-8, "fp16": 2.0**-11}
+UNIT_ROUNDOFF = {"fp32": U_FP32, "3xtf32": U_FP32, "tf32": 2.0**-11, "bf16": 2.0**-8, "fp16": 2.0**-11,
+                 "fp8": 2.0**-4}
 FP32_ACCURATE = ("fp32", "3xtf32")
 
 COMPONENTWISE_C = {"fp32": 2.0, "3xtf32": 4.0}  # others: 1, with u of their input precision
@@ -39,6 +55,11 @@ NORMWISE_SMALL_K = 32  # at small K a few products' roundings, not a random walk
 TRUNCATING_ACCUMULATOR_C = 0.5
 INPUT_ROUNDING_C = 2.0
 
+# FP8 tensor-core accumulation: 13 mantissa bits kept (truncated) once per k32 MMA step
+FP8_ACCUMULATOR_U = 2.0**-13
+FP8_MMA_K = 32
+FP8_SUBNORMAL_FLOOR = 1.125  # (1 + 1)(1 + 2^-4) - 1: a product of an input below 2^-6, rounded
+
 
 def unit_roundoff(precision: str) -> float:
     return UNIT_ROUNDOFF.get(precision, U_FP32)
@@ -47,7 +68,8 @@ def unit_roundoff(precision: str) -> float:
 def componentwise(precision: str, k: int) -> float:
     """The bound's factor on |A|·|B| at inner size k: max |C - C64| / (|A|·|B|) may not exceed it."""
     c = COMPONENTWISE_C.get(precision, 1.0)
-    return c * (k + INPUT_ALLOWANCE) * unit_roundoff(precision)
+    bound = c * (k + INPUT_ALLOWANCE) * unit_roundoff(precision)
+    return max(bound, FP8_SUBNORMAL_FLOOR) if precision == "fp8" else bound
 
 
 def normwise(precision: str, k: int, *, rounded_reference: bool) -> float:
@@ -56,7 +78,10 @@ def normwise(precision: str, k: int, *, rounded_reference: bool) -> float:
     tol = NORMWISE_SQRT_C * math.sqrt(k + NORMWISE_SMALL_K) * U_FP32
     if precision in FP32_ACCURATE:
         return tol
-    tol += TRUNCATING_ACCUMULATOR_C * k * U_FP32
+    if precision == "fp8":
+        tol += math.ceil(k / FP8_MMA_K) * FP8_ACCUMULATOR_U
+    else:
+        tol += TRUNCATING_ACCUMULATOR_C * k * U_FP32
     if not rounded_reference:
         tol += INPUT_ROUNDING_C * unit_roundoff(precision)
     return tol

@@ -19,6 +19,7 @@ from pathlib import Path
 from rooflab.model import tolerance
 
 Grid = Callable[[int, int, int], tuple[int, int, int]]
+INPUT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp8": 1.0}
 
 
 def cdiv(a: int, b: int) -> int:
@@ -69,12 +70,14 @@ class Rung:
     # None: from the precision's error model at the checked K (rooflab.model.tolerance); a number
     # only where the model cannot know the kernel's rounding (a library that does not document it)
     normwise_tol: float | None = None
-    inputs: str = "fp32"  # what A and B are: "fp32" arrays, or "bf16" (uint16 bit patterns)
+    # what A and B are: "fp32" arrays, "bf16" (uint16 bit patterns) or "fp8" (e4m3 bit patterns, B as B^T)
+    inputs: str = "fp32"
     # the check's reference: the float64 product of the inputs rounded as the kernel reads them
     # ("tf32", "bf16"), so the check measures the kernel and not the input rounding; the error
     # against the FP32 inputs is reported beside it. "fp32": no rounding (3xTF32 must meet it).
     rounding: str = "fp32"
     requires_cc: tuple[int, int] = (7, 5)  # oldest GPU it runs on; older ones skip it, saying why
+    requires_what: str = ""  # what the oldest GPU brought that the rung needs ("FP8 tensor cores"), for the skip
     exact_cc: bool = False  # architecture-specific code (sm_90a): runs on requires_cc only
     aligned: int = 1  # M, N and K must be multiples of this (1 = any); a rung that cannot run says so
     # tunable rungs: the configurations `rooflab tune` searches; the first is the default, and the
@@ -137,7 +140,7 @@ class Rung:
             loads = float(m) * k + float(k) * n
         else:
             loads = fmas * self.loads_per_fma
-        size = 2.0 if self.inputs == "bf16" else 4.0  # bytes per input element; C is FP32
+        size = INPUT_BYTES.get(self.inputs, 4.0)  # bytes per input element; C is FP32
         bytes_moved = size * loads + 4.0 * float(m) * n  # + one write of C
         return {
             "global_loads": loads,

@@ -1,10 +1,12 @@
 """The tensor-core rungs: TF32, 3xTF32 and BF16 on mma.sync (sm_80+); 3xTF32, TF32
-and BF16 on wgmma (sm_90a), BF16 also fed by TMA; cuBLAS's TF32 and BF16 beside them. Each is judged against the roof
+and BF16 on wgmma (sm_90a), BF16 also fed by TMA, and FP8 on the same TMA machinery; cuBLAS's TF32
+and BF16 and cuBLASLt's FP8 beside them. Each is judged against the roof
 of the unit it uses, and checked against the float64 product of its inputs rounded the way it
 reads them. Kernels: a 1-D grid with grouped rasterisation; block tiles per record."""
 
 from rooflab.rungs.record import Rung, Variant, cdiv
 from rooflab.rungs.wgmma_bf16_tma import TMA_RUNGS
+from rooflab.rungs.wgmma_fp8 import FP8_RUNGS
 
 
 def _loads(bm: int, bn: int) -> float:
@@ -167,6 +169,7 @@ CUBLAS_BF16 = Rung(
             ("mma_bf16", "time_mma BF16 / time_cuBLAS BF16")),
 )
 
-# the TMA rungs (rungs/wgmma_bf16_tma.py) climb from wgmma_bf16 towards cuBLAS BF16
+# the TMA rungs (rungs/wgmma_bf16_tma.py) climb from wgmma_bf16 towards cuBLAS BF16; FP8 on the same
+# machinery and its cuBLASLt peer (rungs/wgmma_fp8.py) follow
 TENSOR_RUNGS = (MMA_TF32, MMA_3XTF32, WGMMA_3XTF32, WGMMA_TF32, CUBLAS_TF32, MMA_BF16, WGMMA_BF16, *TMA_RUNGS,
-                CUBLAS_BF16)
+                CUBLAS_BF16, *FP8_RUNGS)

@@ -8,11 +8,11 @@ from __future__ import annotations
 from rooflab import rungs
 from rooflab.model.metrics import by_kernel, median_ms, rung_metrics
 from rooflab.model.ncu import warp_state
-from rooflab.report.climb import simt, tensor, tma, triton
+from rooflab.report.climb import fp8, simt, tensor, tma, triton
 from rooflab.report.climb.step import Paragraph, Step, generic, generic_heading, known
 
 PARAGRAPHS: dict[tuple[str, str], tuple[str, Paragraph]] = {**simt.PARAGRAPHS, **tensor.PARAGRAPHS,
-                                                           **tma.PARAGRAPHS, **triton.PARAGRAPHS}
+                                                           **tma.PARAGRAPHS, **triton.PARAGRAPHS, **fp8.PARAGRAPHS}
 
 
 def profiles(doc: dict) -> dict[str, dict]:

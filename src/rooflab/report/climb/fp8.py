@@ -1,0 +1,51 @@
+"""The FP8 rung: from the BF16 warp-specialised TMA rung to FP8 on the same machinery, and against
+cuBLASLt's FP8 GEMM, naming the accumulation each ran; Nsight Compute's figures where profiled."""
+
+from __future__ import annotations
+
+from rooflab.report.climb.step import Step
+from rooflab.rungs.wgmma_fp8 import FAST
+
+
+def _evidence(s: Step) -> str:
+    return s.both_evidence() or " (Run with profiling for the counters that show where the time went.)"
+
+
+def _accumulation(rec: dict) -> str:
+    """How a record of either rung accumulated, from the variant it recorded (its default where it
+    names none)."""
+    fast = FAST in ((rec.get("tuning") or {}).get("config") or "")
+    if rec.get("kernel") == "cublaslt_fp8":
+        return "use_fast_accum=True" if fast else "use_fast_accum=False (its accurate accumulation)"
+    return "the tensor core's own accumulation" if fast else "FP32 adds of each k-tile's partial sums"
+
+
+def vs_cublaslt(s: Step) -> str:
+    lib, ours = s.prev, s.this
+    return (f"wgmma FP8 against cuBLASLt FP8 in the same run: {ours['ms']:.3f} ms ({ours['gflops'] / 1e3:,.0f} "
+            f"TFLOP/s, {ours['pct_peak']:.0f}% of the FP8 roof) against {lib['ms']:.3f} ms "
+            f"({lib['gflops'] / 1e3:,.0f} TFLOP/s, {lib['pct_peak']:.0f}%): {s.ratio:.3f}× cuBLASLt's speed, ours "
+            f"with {_accumulation(s.this_rec)}, cuBLASLt's with {_accumulation(s.prev_rec)}. Normwise error "
+            f"against the rounded inputs' product {_norm(s, 'this')} for ours, {_norm(s, 'prev')} for cuBLASLt."
+            + _evidence(s))
+
+
+def _norm(s: Step, which: str) -> str:
+    v = s.norm(which)
+    return "?" if v is None else f"{v:.1e}"
+
+
+def bf16_to_fp8(s: Step) -> str:
+    return (f"FP8 on the BF16 rung's machinery (the same TMA ring, producer warpgroup and setmaxnreg split): "
+            f"{s.ratio:.2f}× the BF16 rung's speed ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
+            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the FP8 roof, which is twice the "
+            f"BF16 one). An e4m3 element is one byte, so a 128-byte swizzle row holds 128 k where it held 64 and "
+            f"each stage carries twice the k per byte; each m64nNk32 MMA does twice the work of a k16 BF16 one."
+            + _evidence(s))
+
+
+# (rung, the earlier rung it is compared with) -> (heading, paragraph)
+PARAGRAPHS = {
+    ("wgmma_fp8", "wgmma_bf16_tma_ws"): ("wgmma BF16 → wgmma FP8 (TMA + warp specialisation)", bf16_to_fp8),
+    ("wgmma_fp8", "cublaslt_fp8"): ("wgmma FP8 vs cuBLASLt FP8", vs_cublaslt),
+}

@@ -1,0 +1,163 @@
+// Tensor-core rung, Hopper: FP8 GEMM on wgmma.mma_async (e4m3 x e4m3 -> FP32 accumulate) fed by TMA,
+// sm_90a only. C (FP32, M x N row-major) = A * B, with A M x K e4m3 (row-major: K-major) and B given
+// as B^T, N x K e4m3 (row-major: K-major). FP8 wgmma reads both operands K-major from shared memory
+// (an 8-bit type has no transpose), so the harness hands this kernel B transposed, as cuBLASLt's
+// FP8 GEMM needs it too; the transposition is part of preparing the inputs, not of the GEMM.
+//
+// The kernels take tensor maps (rooflab.cuda.tma, layout "tma_fp8"): tmA and tmB point at
+// 128-byte CUtensorMap objects in device memory,
+//   A:   dims {K, M}, row pitch in bytes, box {128, 64}: 128 k (128 B) x 64 rows of M
+//   B^T: dims {K, N}, row pitch in bytes, box {128, 64}: 128 k (128 B) x 64 rows of N
+// as UINT8 (TMA moves bytes), CU_TENSOR_MAP_SWIZZLE_128B, zero fill out of bounds. A box lands as
+// 64 rows of 128 B, 16-byte chunk c of row r at c ^ (r & 7): the K-major swizzled layout both
+// descriptors read (SBO 1024 between 8-row groups; a k32 step is 32 bytes along the row). The B
+// boxes of a stage sit one after another, so the BN rows of B^T are one K-major operand.
+//
+// Warp-specialised, with the ring of include/tma_ring.cuh: warpgroup 0 produces (one thread arms
+// a slot's full barrier with the stage's bytes and issues its boxes; the warpgroup gives registers
+// back with setmaxnreg.dec), warpgroups 1 and 2 consume (setmaxnreg.inc), each issuing the
+// m64nBNk32 MMAs of its 64 rows. Two ways to accumulate:
+//   PROMOTE = 0: every k32 product adds into the accumulator the wgmma chain keeps (the tensor
+//     core's own FP8 accumulation, which keeps fewer bits than FP32: cuBLASLt's "fast accumulation");
+//   PROMOTE = 1: each k-tile (128 k) is summed from zero in a partial accumulator, waited for and
+//     added to an FP32 accumulator with FP32 adds, so the tensor core's short accumulation acts on
+//     128 products at a time only (cuBLASLt's default). Partial + accumulator = 2 x BN / 2
+//     registers, so this path runs 128-column tiles.
+//
+// Shapes: any M, N, K >= 1. TMA needs 16-byte row pitches (K a multiple of 16) and a 16-byte-aligned
+// base, which the host side provides (a padded copy otherwise); the K tail and boxes partly past M
+// or N are zero-filled by TMA; boxes wholly past them are not issued; C stores are predicated per
+// element. Grid (cdiv(M, 128) * cdiv(N, BN), 1, 1), grouped rasterisation; dynamic shared memory
+// MM_FP8_SMEM(consumers, BN, stages) bytes. Compile with -arch=sm_90a; for any other target the
+// bodies are empty and the rungs must not be launched.
+
+#include "ptx.cuh"
+#include "tma_ring.cuh"
+#include "wgmma_fp8.cuh"
+#include "wgmma_store.cuh"
+
+#define FP8_BK 128                   // k per stage: one 128-byte swizzle row of e4m3
+#define FP8_BOX_BYTES (64 * FP8_BK)  // one 128 x 64 box: 8192 bytes
+// per stage: a 64-row box of A per consumer and BN / 64 boxes of B^T; + 1024 to align the ring
+#define MM_FP8_SMEM(consumers, bn, stages) ((stages) * ((consumers) + (bn) / 64) * FP8_BOX_BYTES + 1024)
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace fp8_gemm {
+
+template <int BM, int BN>
+using Tile = tma_ring::Tile<BM, BN, FP8_BK>;
+
+// one stage: arm the slot's full barrier with the bytes to come, then issue the boxes
+template <int BM, int BN>
+__device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, const Tile<BM, BN>& t, unsigned slot,
+                                            unsigned full, int kt)
+{
+    const int k0 = kt * FP8_BK;
+#ifdef PLANT_SHORT_TX  // a planted bug for the GPU tests: the barrier waits for 16 bytes that never come
+    mbar_arrive_expect_tx(full, (t.a_boxes + t.b_boxes) * FP8_BOX_BYTES + 16);
+#else
+    mbar_arrive_expect_tx(full, (t.a_boxes + t.b_boxes) * FP8_BOX_BYTES);
+#endif
+    for (int w = 0; w < t.a_boxes; w++) tma_load_2d(slot + w * FP8_BOX_BYTES, tmA, k0, t.bm + 64 * w, full);
+    const unsigned sb = slot + BM * 128;
+    for (int p = 0; p < t.b_boxes; p++) tma_load_2d(sb + p * FP8_BOX_BYTES, tmB, k0, t.bn + 64 * p, full);
+}
+
+template <int BN>
+__device__ __forceinline__ void mma(float (&d)[BN / 2], unsigned long long da, unsigned long long db, int scale_d)
+{
+    if constexpr (BN == 128) wgmma_m64n128k32_e4m3(d, da, db, scale_d);
+    else wgmma_m64n256k32_e4m3(d, da, db, scale_d);
+}
+
+// a consumer warpgroup's 4 k32 MMAs on one slot (its 64 rows of A against the BN rows of B^T);
+// accumulate = false: the first of them starts d from zero
+template <int BM, int BN>
+__device__ __forceinline__ void mma_stage(float (&d)[BN / 2], unsigned slot, int cw, bool accumulate)
+{
+    const unsigned a0 = slot + cw * 64 * 128, b0 = slot + BM * 128;
+    tma_ring::fence_acc(d);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < FP8_BK / 32; kk++)
+        mma<BN>(d, make_desc(a0 + kk * 32, 16, 1024), make_desc(b0 + kk * 32, 16, 1024), accumulate || kk > 0);
+    wgmma_commit();
+}
+
+// one producer warpgroup + CONSUMERS consumer warpgroups; registers move from the producer
+// (PRODUCER_REGS) to the consumers (CONSUMER_REGS): 128 * (PRODUCER_REGS + CONSUMERS *
+// CONSUMER_REGS) must fit the block's pool, or setmaxnreg.inc waits forever (the BF16 rung's
+// 40 / 216 split at 384 threads, launch bound 168).
+template <int CONSUMERS, int BN, int STAGES, int PROMOTE, int PRODUCER_REGS, int CONSUMER_REGS>
+__device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+    static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "register file overcommitted");
+    static_assert(BN == 128 || BN == 256, "m64n128k32 or m64n256k32");
+    constexpr int BM = 64 * CONSUMERS, STAGE_BYTES = (CONSUMERS + BN / 64) * FP8_BOX_BYTES, NACC = BN / 2;
+    extern __shared__ __align__(1024) unsigned char fp8_smem[];
+    __shared__ __align__(8) unsigned long long bars[2 * STAGES];
+    const auto ring = tma_ring::make_ring<STAGES, STAGE_BYTES>(fp8_smem, bars, 128 * CONSUMERS);
+    const Tile<BM, BN> t(M, N, K);
+    const int tid = threadIdx.x, wg = tid / 128;
+
+    if (wg == 0) {
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (tid == 0) {
+            tensormap_acquire(tmA);
+            tensormap_acquire(tmB);
+            tma_ring::produce(ring, t.KT, [&](unsigned slot, unsigned full, int kt) {
+                issue_stage<BM, BN>(tmA, tmB, t, slot, full, kt);
+            });
+        }
+        return;
+    }
+    setmaxnreg_inc<CONSUMER_REGS>();
+    const int cw = wg - 1;
+    float acc[NACC];
+#pragma unroll
+    for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
+    bool ok;
+    if constexpr (PROMOTE) {
+        float part[NACC];  // each k-tile's first MMA overwrites it (scale-d 0); zeroed so no register starts undefined
+#pragma unroll
+        for (int i = 0; i < NACC; i++) part[i] = 0.0f;
+        ok = tma_ring::consume<STAGES, STAGE_BYTES, 0>(ring, t.KT, [&](unsigned slot, int) {
+            mma_stage<BM, BN>(part, slot, cw, false);
+            wgmma_wait<0>();
+            tma_ring::fence_acc(part);
+#pragma unroll
+            for (int i = 0; i < NACC; i++) acc[i] += part[i];
+        });
+    } else {
+        ok = tma_ring::consume<STAGES, STAGE_BYTES, 1>(ring, t.KT, [&](unsigned slot, int) {
+            mma_stage<BM, BN>(acc, slot, cw, true);
+            wgmma_wait<1>();  // tile kt - 1's products are done: its slot may be refilled
+            tma_ring::fence_acc(acc);
+        });
+        wgmma_wait<0>();
+        tma_ring::fence_acc(acc);
+    }
+    if (ok) store_wgmma_acc(acc, C, M, N, t.bm + cw * 64, t.bn);
+}
+
+}  // namespace fp8_gemm
+#endif
+
+// 128 x 128 tiles, each k-tile's products added to an FP32 accumulator (the default: cuBLASLt's
+// default accumulation)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    fp8_gemm::body<2, 128, 6, 1, 40, 216>(tmA, tmB, C, M, N, K);  // MM_FP8_SMEM(2, 128, 6) = 197632 bytes
+#endif
+}
+
+// 128 x 256 tiles accumulated by the tensor core alone (cuBLASLt's fast accumulation)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_fast(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    fp8_gemm::body<2, 256, 4, 0, 40, 216>(tmA, tmB, C, M, N, K);  // MM_FP8_SMEM(2, 256, 4) = 197632 bytes
+#endif
+}

@@ -1,0 +1,83 @@
+"""The FP8 rung (rungs/wgmma_fp8.cu, sm_90a): e4m3 x e4m3 -> FP32 on wgmma, on the machinery of the
+warp-specialised BF16 TMA rung, beside cuBLASLt's FP8 GEMM (rooflab.cuda.cublaslt_fp8, through
+torch._scaled_mm). Both are judged against the FP8 dense roof and checked against the float64
+product of their e4m3-rounded inputs, with the FP8 error model's tolerance
+(rooflab.model.tolerance); the error against the unrounded FP32 inputs is reported beside it.
+
+Both take the harness's FP8 operands (rooflab.model.check.operands): e4m3 bit patterns, A as it is
+(M x K) and B as B^T (N x K). FP8 wgmma reads both operands K-major, and cuBLASLt's FP8 GEMM needs
+B that way too, so the transposition is part of preparing the inputs, done once before any launch
+and timed for neither: the same bytes go to both. Their climb paragraphs are in
+rooflab/report/climb/fp8.py."""
+
+from rooflab.rungs.record import Rung, Variant, cdiv
+
+BOX_BYTES = 64 * 128  # one 128 k x 64 row e4m3 box
+SOURCE = "rungs/wgmma_fp8.cu"
+
+
+def smem_bytes(consumers: int, bn: int, stages: int) -> int:
+    """MM_FP8_SMEM(consumers, bn, stages): per stage a 64-row box of A per consumer and bn / 64 boxes of
+    B^T, + 1024 for aligning the ring."""
+    return stages * (consumers + bn // 64) * BOX_BYTES + 1024
+
+
+def _tiles(bm: int, bn: int):
+    def grid(m, n, k, bm=bm, bn=bn):
+        return (cdiv(m, bm) * cdiv(n, bn), 1, 1)
+    return grid
+
+
+def _loads(bm: int, bn: int) -> float:
+    return 1 / bn + 1 / bm
+
+
+# each k-tile summed from zero and added in FP32 first: on all-positive inputs the tensor core's own
+# accumulation may miss the seed's 1e-3 at K = 512 (rooflab.model.tolerance), which no tuning should trade
+_VARIANTS = (
+    Variant("128x128x128 producer + 2 consumer warpgroups stages 6, accurate accumulation", "mm_wgmma_fp8",
+            (384, 1, 1), _tiles(128, 128), smem_bytes(2, 128, 6)),
+    Variant("128x256x128 producer + 2 consumer warpgroups stages 4, fast accumulation", "mm_wgmma_fp8_fast",
+            (384, 1, 1), _tiles(128, 256), smem_bytes(2, 256, 4)),
+)
+_PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
+                       for mode in ("accurate", "fast"))
+
+
+FAST = "fast accumulation"  # in the label of each variant that leaves the whole sum to the tensor core
+
+_COMMON = dict(precision="fp8", inputs="fp8", rounding="e4m3")
+
+WGMMA_FP8 = Rung(
+    name="wgmma_fp8", title="wgmma FP8 e4m3, TMA + warp-specialised (Hopper)", stage="tensor cores", **_COMMON,
+    source=SOURCE, kernel=_VARIANTS[0].kernel, block=_VARIANTS[0].block, grid=_VARIANTS[0].grid,
+    shared_mem=_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128), variants=_VARIANTS,
+    requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), staging="tma_fp8",
+    requires_what="FP8 wgmma",
+    explain="FP8 (e4m3 × e4m3, FP32 accumulate) on Hopper's warpgroup MMA, fed by TMA: tensor maps of A and of "
+            "B^T (e4m3 bytes, 128-byte swizzle, zero fill out of bounds) load 128 k × 64 rows a box; a producer "
+            "warpgroup arms each slot's mbarrier with the stage's bytes and issues its boxes, two consumer "
+            "warpgroups (registers moved to them with setmaxnreg) wait on the slot's parity and issue "
+            "m64nNk32 e4m3 MMAs. FP8 wgmma reads both operands K-major, so B arrives transposed (N × K), as "
+            "cuBLASLt's FP8 GEMM takes it: a step of preparing the inputs, timed for neither. The default "
+            "sums each k-tile's products from zero in a partial accumulator and adds it to the FP32 one (128 × "
+            "128 tiles: partial and accumulator share the registers); the variant on 128 × 256 tiles leaves the "
+            "whole sum to the tensor core's accumulator, which keeps fewer bits.",
+    compare=("wgmma_bf16_tma_ws", "cublaslt_fp8"),
+    ratios=(("wgmma_bf16_tma_ws", "time_wgmma BF16 TMA warp-specialised / time_wgmma FP8"),
+            ("cublaslt_fp8", "time_cuBLASLt FP8 / time_wgmma FP8")),
+)
+CUBLASLT_FP8 = Rung(
+    name="cublaslt_fp8", title="cuBLASLt FP8 e4m3 (torch._scaled_mm)", stage="tensor cores (ceiling)", **_COMMON,
+    library="cublaslt_fp8", config=_PEER_VARIANTS[0].config, variants=_PEER_VARIANTS, loads_per_fma=None,
+    block=(0, 0, 0),
+    requires_cc=(8, 9), needs=("torch",), requires_what="FP8 tensor cores",
+    explain="cublasLtMatmul on e4m3 A and B with FP32 compute and FP32 output, through torch._scaled_mm (scales "
+            "1.0, no bias, out_dtype=torch.float32, written into C): the FP8 rung's peer, given the same bytes "
+            "(B as B^T, N × K, the column-major K × N operand it requires). The default accumulates as torch "
+            "does by default (use_fast_accum=False); the 'fast accumulation' variant leaves the sum to the "
+            "tensor core. Shapes with K, N or M not a multiple of 16 go through zero-padded copies inside the "
+            "launch.",
+)
+
+FP8_RUNGS = (WGMMA_FP8, CUBLASLT_FP8)
