@@ -49,7 +49,8 @@ def test_timed_size_check_and_determinism(device):
         names = [c["name"] for c in rec["checks"]]
         per_shape = ["seed max-rel", "componentwise", "guard zones", "normwise", "componentwise", "guard zones"]
         # the check size, 509x383x257 (700x600x500 has no odd size), the timed size, determinism
-        assert names == [*per_shape, *per_shape, "normwise", "componentwise", "guard zones", "deterministic"], names
+        assert names == [*per_shape, *per_shape, "normwise", "componentwise", "guard zones", "deterministic",
+                         "last timed launch", "roofline floor"], names
         shapes = [tuple(c["shape"]) for c in rec["checks"]]
         assert shapes[:6] == [(128, 128, 128)] * 6 and shapes[6:12] == [(509, 383, 257)] * 6
         assert rec["passed"]

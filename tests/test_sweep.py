@@ -244,6 +244,17 @@ def test_picture_from_the_document_alone_has_no_collisions(tmp_path):
     assert not found, "\n".join(map(str, found))
 
 
+def test_a_few_sizes_over_a_wide_range_get_ticks_that_do_not_touch():
+    """Three copy sizes from 64 KiB to 1 GiB span 15 powers of two: ticks follow the range, not the
+    count of sizes (the H200's sweep test drew all 15 and their labels overlapped)."""
+    doc = json.loads(results.dumps(sweep_doc(sizes=[128, 256, 512], copy_sizes=sweep.parse_bytes("64K,1M,1G"))))
+    fig = plot_sweep(doc)
+    copy_ax = fig.axes[-1]
+    assert len(copy_ax.get_xticks()) <= 8
+    found = collisions(fig)
+    assert not found, "\n".join(map(str, found))
+
+
 def test_picture_of_one_part_only(tmp_path):
     doc = json.loads(results.dumps(sweep_doc(copy=False)))
     assert len(plot_sweep(doc).axes) == 1

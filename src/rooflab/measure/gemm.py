@@ -45,12 +45,12 @@ from rooflab.measure.proven import time_proven
 from rooflab.model.check import (
     MIXED,
     POSITIVE,
-    SEED_RTOL,
     Check,
     make_check,
     operands,
     round_inputs,
 )
+from rooflab.model import tolerance
 from rooflab.rungs.record import Rung, launch_grid
 
 Progress = Callable[[str], None]
@@ -368,7 +368,7 @@ def _small_checks(rung: Rung, cp, problems: list[_Checked], checks: list[Check])
         touched = _checked_run(launch, p.a, p.b, out, rung.name)
         if p.label == POSITIVE:
             checks.append(make_check("seed max-rel", cp, out.array, p.ref, shape=shape, inputs=p.label,
-                                     reference="CPU float64", tol=SEED_RTOL))
+                                     reference="CPU float64", tol=tolerance.seed_max_rel(rung.precision, shape[2])))
         checks += _value_checks(rung, cp, out.array, p, "CPU float64")
         checks.append(_guard_check(touched, shape))
         if not all(ch.passed for ch in checks):

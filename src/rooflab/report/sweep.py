@@ -139,14 +139,17 @@ def plot_sweep(doc: dict, path: str | Path | None = None):
     return fig
 
 
+MAX_TICKS = 8  # labels a panel's size axis holds without touching
+
+
 def _log2_axis(ax, values: list[float], text) -> None:
     from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
     ax.set_xscale("log", base=2)
     lo, hi = min(values), max(values)
     ax.set_xlim(lo / 1.25, hi * 1.25)
-    step = 1 if len(values) <= 8 else 2  # every size when few, else every other power of two
     e0, e1 = math.floor(math.log2(lo)), math.ceil(math.log2(hi))
+    step = max(1, math.ceil((e1 - e0 + 1) / MAX_TICKS))  # the powers of two in the range, not the sizes measured
     ticks = [2.0**e for e in range(e0, e1 + 1) if (e - e0) % step == 0 and lo / 1.25 <= 2.0**e <= hi * 1.25]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(lambda v, _pos: text(v))
