@@ -227,7 +227,13 @@ def test_profile_runs_only_on_kernels_that_passed(monkeypatch):
     run_gemm, run_profile = lab.gemm_then_profile(lambda d, s: {"rungs": [{"kernel": "mine", "passed": False}]},
                                                   n=64, size=0)
     run_gemm(None, None)
-    assert run_profile(None, None)["kernels"] == [] and not seen
+    sec = run_profile(None, None)
+    assert sec["kernels"] == [] and not seen and sec["config"]["gemm"] is False
+    # ... and the section still loads back: what would have run it is named, as in a profiled one
+    from rooflab.schema.profile import Profile
+
+    assert Profile.from_dict(sec).command.split()[1:3] == ["--clock-control", "none"]
+    assert sec["skipped"] == ["mine: not profiled, it FAILED its check"]
 
 
 def test_a_tools_failure_line_never_holds_a_traceback():

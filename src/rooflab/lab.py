@@ -171,7 +171,7 @@ def gemm_then_profile(gemm: Section, *, n: int, size: int, extra: list | None = 
             sec = profiling.run(with_gemm=False, m=m, n=n, k=k, size=size, progress=say, extra=extra, labels=labels,
                                 l2_bytes=dev.l2_bytes if levels else None)
         else:
-            sec = {"kernels": [], "skipped": [], "config": {"m": m or n, "n": n, "k": k or n, "size": size}}
+            sec = profiling.section({"m": m or n, "n": n, "k": k or n, "size": size}, [], [])
         sec.setdefault("config", {})["gemm"] = bool(passed)
         sec["skipped"] = [*sec.get("skipped", []), *failed]
         return sec

@@ -64,10 +64,7 @@ def run_op(target, spec: dict | None, *, progress: Callable[[str], None] | None 
     else:
         say(f"ncu: {target.name}")
         kernels.append(_profile_spec(target.name, [], spec)[0].to_dict())
-    return {"ncu_version": ncu_version(), "command": " ".join(command("<label>")[:-3]), "metrics": list(METRICS),
-            "config": {"op": spec.get("op") if spec else None, "n": (spec or {}).get("n")},
-            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "kernels": kernels, "skipped": skipped}
+    return section({"op": spec.get("op") if spec else None, "n": (spec or {}).get("n")}, kernels, skipped)
 
 
 def _profile_spec(label: str, args: list[str], spec: dict,
@@ -162,16 +159,22 @@ def run(*, with_gemm: bool, n: int, size: int, progress: Callable[[str], None] |
             Path(raw_dir).mkdir(parents=True, exist_ok=True)
             (Path(raw_dir) / f"ncu_{label}.csv").write_text(raw, encoding="utf-8")
         kernels.append({**prof.to_dict(), **({"tensor_error": tensor_error} if tensor_error else {})})
-    return {
-        "ncu_version": ncu_version(),
-        "command": " ".join(command("<label>")[:-3]),
-        "metrics": list(METRICS),
-        "config": {"m": m, "n": n, "k": k, "size": size, "gemm": with_gemm},
-        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "kernels": kernels,
-        "skipped": skipped,
-        **({"levels": run_levels(l2_bytes, size, say)} if l2_bytes else {}),
-    }
+    return {**section({"m": m, "n": n, "k": k, "size": size, "gemm": with_gemm}, kernels, skipped),
+            **({"levels": run_levels(l2_bytes, size, say)} if l2_bytes else {})}
+
+
+def section(config: dict, kernels: list[dict], skipped: list[str]) -> dict:
+    """A 'profile' section: what ran it (ncu's version and command line), the metrics asked for, the
+    configuration, and its kernels; also where nothing was profiled (every kernel FAILED), so that the
+    document still loads back."""
+    try:
+        ncu = find_ncu()
+    except ToolError:  # nothing was profiled, and no ncu is here to profile with
+        ncu = "ncu"
+    return {"ncu_version": ncu_version(), "command": " ".join(command("<label>", ncu=ncu)[:-3]),
+            "metrics": list(METRICS), "config": config,
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "kernels": kernels,
+            "skipped": skipped}
 
 
 def error_line(output: str) -> str:
