@@ -13,6 +13,7 @@ import types
 import numpy as np
 import pytest
 
+from rooflab import ceilings
 from rooflab.cuda.device import DeviceInfo
 
 RATE = 4.0e12  # bytes/s the fake device moves: below the 4.81 TB/s pin rate
@@ -86,7 +87,7 @@ def _kernels(broken: set[str], state: dict):
             return table[name]
         if re.fullmatch(r"copy_float4_unroll<\d+>", name):
             return copy
-        if re.fullmatch(r"read_float4_unroll<\d+, \d>", name):
+        if re.fullmatch(r"read_float4_(unroll|batched)<\d+, \d>", name):
             return read
         raise KeyError(name)
     return lookup
@@ -199,7 +200,7 @@ def test_run_end_to_end(fake, device, capsys):
     assert all(r["verified"] for r in sec["memcpy"]) and sec["scale"]["verified"] and sec["scale"]["gflops"]
     d = sec["directions"]
     assert d["read"]["verified"] and d["write"]["verified"] and d["write_memset"]["verified"]
-    assert len(d["read_variants"]) == 15 and all(r["verified"] for r in d["read_variants"])
+    assert len(d["read_variants"]) == 3 * len(ceilings.READ_VARIANTS) and all(r["verified"] for r in d["read_variants"])
     assert {r["waves"] for r in d["read_variants"]} == {1, 2, 4}
     assert "error" in d["read_cub"]  # no CuPy here: the witness says why it is missing
     for r in [*sec["memcpy"], d["read"], d["write"], *d["read_variants"], sec["scale"]]:

@@ -44,7 +44,14 @@ def _read_unroll(unroll: int, hint: int) -> Stream:
                   per_thread=4 * unroll, verify="sum")
 
 
-READ_VARIANTS = tuple(_read_unroll(u, h) for u, h in ((4, 0), (8, 0), (16, 0), (8, 1), (8, 2)))
+def _read_batched(unroll: int, hint: int) -> Stream:
+    return Stream(f"read_float4_batched<{unroll}, {hint}>",
+                  f"read only: {unroll} float4 loads a step, the next step's issued before this one's sums, "
+                  f"{READ_HINTS[hint]}", arrays=1, per_thread=4 * unroll, verify="sum")
+
+
+READ_VARIANTS = (*(_read_unroll(u, h) for u, h in ((4, 0), (8, 0), (16, 0), (8, 1), (8, 2))),
+                 *(_read_batched(u, 0) for u in (8, 16)))
 SWEEP = (COPY_SCALAR, COPY_FLOAT4, COPY_UNROLL4)  # the launch sweep (P4): every copy variant × blocks × grids
 
 COPY = StreamKernels(source="ceilings/copy.cu",

@@ -149,8 +149,57 @@ __global__ void read_float4_unroll(const float* in, float* partial, unsigned lon
     partial[tid] = total;
 }
 
+// The same reads with the next step's UNROLL loads issued before this step's sums: ptxas schedules
+// read_float4_unroll's adds right behind its loads (reusing their registers), so a thread has about
+// two loads in flight whatever UNROLL is (its SASS, tests/test_sass.py); here the sums read registers
+// loaded a step earlier, so all UNROLL loads of a step are in flight together, at twice the registers.
+template <int UNROLL, int HINT>
+__global__ void read_float4_batched(const float* in, float* partial, unsigned long long n)
+{
+    unsigned long long n4 = n / 4;
+    unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    float s[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) s[u] = 0.0f;
+    unsigned long long i = tid;
+    if (i + (UNROLL - 1) * stride < n4) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) v[u] = stream_load<HINT>(in4 + i + u * stride);
+        for (;;) {
+            const unsigned long long next = i + UNROLL * stride;
+            const bool more = next + (UNROLL - 1) * stride < n4;
+            float4 w[UNROLL];
+            if (more) {
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) w[u] = stream_load<HINT>(in4 + next + u * stride);
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) s[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+            i = next;
+            if (!more) break;
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) v[u] = w[u];
+        }
+    }
+    for (; i < n4; i += stride) {
+        float4 v = stream_load<HINT>(in4 + i);
+        s[0] += (v.x + v.y) + (v.z + v.w);
+    }
+    unsigned long long t = n4 * 4 + tid;
+    if (t < n) s[0] += in[t];
+    float total = 0.0f;
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) total += s[u];
+    partial[tid] = total;
+}
+
 template __global__ void read_float4_unroll<4, 0>(const float*, float*, unsigned long long);
 template __global__ void read_float4_unroll<8, 0>(const float*, float*, unsigned long long);
 template __global__ void read_float4_unroll<16, 0>(const float*, float*, unsigned long long);
 template __global__ void read_float4_unroll<8, 1>(const float*, float*, unsigned long long);
 template __global__ void read_float4_unroll<8, 2>(const float*, float*, unsigned long long);
+template __global__ void read_float4_batched<8, 0>(const float*, float*, unsigned long long);
+template __global__ void read_float4_batched<16, 0>(const float*, float*, unsigned long long);
