@@ -345,18 +345,7 @@ def test_prepare_launches_the_fp8_kernel_on_the_maps(monkeypatch):
     from rooflab.measure import gemm
 
     calls = []
-
-    class FakeKernel:
-        def allow_shared(self, n):
-            calls.append(("smem", n))
-
-        def launch(self, grid, block, args, shared_mem=0):
-            calls.append(("kernel", grid, block, args[:2], tuple(int(x) for x in args[3:]), shared_mem))
-
-        def resources(self):
-            return {"registers": 168}
-
-    monkeypatch.setattr(gemm, "get_kernel", lambda *a, **k: FakeKernel())
+    monkeypatch.setattr(gemm, "get_kernel", lambda *a, **k: _bf16_tma_tests().recording_kernel(calls, 168))
     monkeypatch.setattr(tma, "operand_maps", lambda a, b, m, n, k, label, layout=tma.DEFAULT: ("MA", "MB"))
     launch, info = gemm.prepare(WGMMA_FP8, 1000, 777, 4097)
     launch("A", "BT", "C")

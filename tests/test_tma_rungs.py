@@ -476,11 +476,9 @@ def test_the_staging_hook_hands_the_kernel_maps_and_k_as_it_is(monkeypatch):
     assert staging.takes_c("tma_store") and not staging.takes_c("tma") and not staging.takes_c(None)
 
 
-def test_prepare_launches_the_kernel_on_the_maps(monkeypatch):
-    from rooflab.measure import gemm
-
-    calls = []
-
+def recording_kernel(calls: list, registers: int):
+    """A compiled kernel stand-in that records its shared-memory request and each launch (grid, block,
+    the first two arguments, the integer ones, dynamic shared memory)."""
     class FakeKernel:
         def allow_shared(self, n):
             calls.append(("smem", n))
@@ -489,9 +487,16 @@ def test_prepare_launches_the_kernel_on_the_maps(monkeypatch):
             calls.append(("kernel", grid, block, args[:2], tuple(int(x) for x in args[3:]), shared_mem))
 
         def resources(self):
-            return {"registers": 154}
+            return {"registers": registers}
 
-    monkeypatch.setattr(gemm, "get_kernel", lambda *a, **k: FakeKernel())
+    return FakeKernel()
+
+
+def test_prepare_launches_the_kernel_on_the_maps(monkeypatch):
+    from rooflab.measure import gemm
+
+    calls = []
+    monkeypatch.setattr(gemm, "get_kernel", lambda *a, **k: recording_kernel(calls, 154))
     monkeypatch.setattr(tma, "operand_maps", lambda a, b, m, n, k, label, c=None: ("MA", "MB"))
     launch, info = gemm.prepare(WGMMA_BF16_TMA_WS, 1000, 777, 4097)
     launch("A", "B", "C")

@@ -119,6 +119,25 @@ __device__ __forceinline__ float4 stream_load(const float4* p)
     return *p;
 }
 
+// the read streams' end: the float4s left past the last whole step, the scalar tail, and the
+// thread's partial sum (its UNROLL running sums added)
+template <int UNROLL, int HINT>
+__device__ __forceinline__ void read_tail(const float* in, const float4* in4, float (&s)[UNROLL], unsigned long long i,
+                                          unsigned long long n4, unsigned long long stride, unsigned long long tid,
+                                          unsigned long long n, float* partial)
+{
+    for (; i < n4; i += stride) {
+        float4 v = stream_load<HINT>(in4 + i);
+        s[0] += (v.x + v.y) + (v.z + v.w);
+    }
+    unsigned long long t = n4 * 4 + tid;
+    if (t < n) s[0] += in[t];
+    float total = 0.0f;
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) total += s[u];
+    partial[tid] = total;
+}
+
 template <int UNROLL, int HINT>
 __global__ void read_float4_unroll(const float* in, float* partial, unsigned long long n)
 {
@@ -137,16 +156,7 @@ __global__ void read_float4_unroll(const float* in, float* partial, unsigned lon
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) s[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
     }
-    for (; i < n4; i += stride) {
-        float4 v = stream_load<HINT>(in4 + i);
-        s[0] += (v.x + v.y) + (v.z + v.w);
-    }
-    unsigned long long t = n4 * 4 + tid;
-    if (t < n) s[0] += in[t];
-    float total = 0.0f;
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) total += s[u];
-    partial[tid] = total;
+    read_tail<UNROLL, HINT>(in, in4, s, i, n4, stride, tid, n, partial);
 }
 
 // The same reads with the next step's UNROLL loads issued before this step's sums: ptxas schedules
@@ -184,16 +194,7 @@ __global__ void read_float4_batched(const float* in, float* partial, unsigned lo
             for (int u = 0; u < UNROLL; u++) v[u] = w[u];
         }
     }
-    for (; i < n4; i += stride) {
-        float4 v = stream_load<HINT>(in4 + i);
-        s[0] += (v.x + v.y) + (v.z + v.w);
-    }
-    unsigned long long t = n4 * 4 + tid;
-    if (t < n) s[0] += in[t];
-    float total = 0.0f;
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++) total += s[u];
-    partial[tid] = total;
+    read_tail<UNROLL, HINT>(in, in4, s, i, n4, stride, tid, n, partial);
 }
 
 template __global__ void read_float4_unroll<4, 0>(const float*, float*, unsigned long long);

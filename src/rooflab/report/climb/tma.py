@@ -11,9 +11,15 @@ def _evidence(s: Step) -> str:
     return s.both_evidence() or " (Run with profiling for the counters that show where the time went.)"
 
 
+def _figures(s: Step) -> str:
+    """The step's change and the two rungs' figures: "1.27× as fast (1.780 → 1.406 ms, 782 TFLOP/s, 79%
+    of the BF16 roof)"."""
+    return (f"{change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, "
+            f"{s.this['pct_peak']:.0f}% of the BF16 roof)")
+
+
 def cp_async_to_tma(s: Step) -> str:
-    return (f"TMA loads in place of the cp.async ring: {change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). One thread issues a "
+    return (f"TMA loads in place of the cp.async ring: {_figures(s)}. One thread issues a "
             f"stage as a few 64×64 boxes and an mbarrier counts their bytes, where every thread of the cp.async "
             f"rung computed an address and a predicate for each 16-byte chunk, fenced the async proxy and met the "
             f"block at a barrier every k-tile; the warps now only wait on a barrier's phase and issue wgmma."
@@ -21,8 +27,7 @@ def cp_async_to_tma(s: Step) -> str:
 
 
 def tma_to_ws(s: Step) -> str:
-    return (f"Warp specialisation: {change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). A producer "
+    return (f"Warp specialisation: {_figures(s)}. A producer "
             f"warpgroup, its registers given to the consumers with setmaxnreg, keeps up to a whole ring of "
             f"stages in flight and waits only for a slot to be released; in the TMA rung one consumer thread "
             f"issued the loads between its own wgmma, so a refill waited until that thread's warpgroup had "
@@ -30,16 +35,14 @@ def tma_to_ws(s: Step) -> str:
 
 
 def ws_to_persistent(s: Step) -> str:
-    return (f"Persistent blocks: {change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). One block an SM walks "
+    return (f"Persistent blocks: {_figures(s)}. One block an SM walks "
             f"the tiles in grouped order and its producer runs the ring on from one tile into the next, so the next "
             f"tile's first stages load while the consumers store this tile's C; a block a tile paid the ring's fill "
             f"and its launch at every tile." + _evidence(s))
 
 
 def persistent_to_cluster(s: Step) -> str:
-    return (f"2-CTA clusters with TMA multicast: {change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, "
-            f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). The two blocks of a "
+    return (f"2-CTA clusters with TMA multicast: {_figures(s)}. The two blocks of a "
             f"cluster hold vertically adjacent tiles that read the same 256 columns of B: each loads half of B's "
             f"panels once and multicasts them into both blocks' shared memory, so B crosses from L2 once per pair "
             f"(a third less L2-to-SM traffic for this tile shape); a slot is released on both blocks' barriers."
@@ -47,8 +50,7 @@ def persistent_to_cluster(s: Step) -> str:
 
 
 def to_tma_store(s: Step) -> str:
-    return (f"The epilogue through shared memory and TMA stores: {change(s.ratio)} ({s.prev['ms']:.3f} → "
-            f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the BF16 roof). "
+    return (f"The epilogue through shared memory and TMA stores: {_figures(s)}. "
             f"Each consumer warpgroup writes its 64×256 FP32 accumulators into shared memory a 64×32 box at a time "
             f"and one thread hands each box to a TMA store, so the warpgroup starts the next tile's wgmma while C "
             f"goes out to memory; before, the tensor cores waited for every thread's 64 global stores, and C is "
