@@ -195,7 +195,7 @@ def test_the_fp8_rungs_sit_after_cublas_bf16():
 
     names = rungs.names()
     i = names.index("cublas_bf16")
-    assert names[i + 1:i + 3] == ["wgmma_fp8", "cublaslt_fp8"]
+    assert names[i + 1:i + 4] == ["wgmma_fp8", "wgmma_fp8_persistent", "cublaslt_fp8"]
 
 
 def test_every_variant_launches_its_kernel_as_the_kernel_is_built():
@@ -470,7 +470,8 @@ def test_ptxas_keeps_setmaxnreg_and_spills_nothing(tmp_path):
     log = r.stdout + r.stderr
     assert r.returncode == 0, log
     assert "warning" not in log.lower(), log
-    assert len(re.findall(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", log)) == 2, log
+    kernels = re.findall(r'extern "C" __global__', SRC.read_text())
+    assert len(re.findall(r"0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", log)) == len(kernels), log
     regs = dict(re.findall(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", log, flags=re.S))
     for name, (threads, consumers, _bn, _stages, _promote, producer_regs, consumer_regs) in _instances().items():
         at_launch = int(regs[name])

@@ -15,7 +15,7 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-NAMES = ["wgmma_fp8", "cublaslt_fp8"]
+NAMES = ["wgmma_fp8", "wgmma_fp8_persistent", "cublaslt_fp8"]
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The TMA-fed BF16 wgmma rungs on a Hopper GPU (sm_90): correct and deterministic at 1x1x1, odd
+"""The TMA-fed wgmma rungs (BF16; TF32 and 3xTF32 on the persistent body) on a Hopper GPU (sm_90): correct and deterministic at 1x1x1, odd
 shapes (TMA's zero fill plus the padded copy where a row pitch is not 16 bytes), K = 4097 and
 N = 8190, every variant, both tensor-map encoders. Elsewhere they are skipped, saying why."""
 
@@ -9,7 +9,8 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-NAMES = ["wgmma_bf16_tma", "wgmma_bf16_tma_ws", "wgmma_bf16_persistent", "wgmma_bf16_cluster", "wgmma_bf16_tma_store"]
+NAMES = ["wgmma_bf16_tma", "wgmma_bf16_tma_ws", "wgmma_bf16_persistent", "wgmma_bf16_cluster", "wgmma_bf16_tma_store",
+         "wgmma_tf32_tma", "wgmma_3xtf32_tma"]
 
 
 @pytest.fixture(scope="module")

@@ -174,7 +174,8 @@ def sanitize_section(specs: list[dict]):
               help="Tunable rungs to search, from {tunable} (default: all of them).")
 @click.option("--reps", type=click.IntRange(min=1), default=10, show_default=True, help="Timed launches per variant.")
 @format_option
-def tune(n, kernels, reps, fmt):
+@out_option
+def tune(n, kernels, reps, fmt, out_file):
     """Search the launch configurations of the tunable rungs (G12) on this GPU and cache the
     fastest that passes its checks; `gemm` and `report` then run the cached winner.
 
@@ -196,7 +197,7 @@ def tune(n, kernels, reps, fmt):
             rows.append([r["rung"], label, "FAILED" if ms is None else f"{ms:.3f}", "winner" if label == r["winner"] else ""])
     t = Table(f"Tuning at N={n}", ["rung", "configuration", "ms", ""], rows, [f"cache: {doc['tune']['cache']}"],
               key="tune")
-    emit(doc, [t], [], fmt, None)
+    emit(doc, [t], [], fmt, out_file)
 
 
 def _mib_list(text: str) -> tuple[int, ...]:

@@ -12,7 +12,10 @@ the pool reuses a block only on the stream that freed it, after that stream's wo
 The rung's time includes the pre-pass: it is part of the GEMM.
 
 Schemes "tma" and "tma_fp8" (rooflab.cuda.tma) run no stage kernels: the kernel gets tensor maps of
-A and B in place of the operands (BF16; or e4m3 with B already transposed), and K as it is.
+A and B in place of the operands (BF16; or e4m3 with B already transposed), and K as it is;
+"tma_store" and "tma_fp8_store" add C's map after B's. "tma_3xtf32" runs the 3xTF32 pre-pass, then
+hands the kernel maps of its outputs (and of C) with Kp; "tma_tf32t" only transposes B
+(the bits as they are) and maps A where it is, with K as it is.
 """
 
 from __future__ import annotations
@@ -30,11 +33,20 @@ SCHEMES = {"tf32": 1, "3xtf32": 2}  # parts per operand: TF32-rounded, or big + 
 TMA = "tma"  # tensor maps of the operands, no pre-pass
 TMA_STORE = "tma_store"  # ... and of C, after B's, for the kernels whose epilogue stores through TMA
 TMA_FP8 = "tma_fp8"  # the same for e4m3 operands, B handed over as B^T
+TMA_FP8_STORE = "tma_fp8_store"  # ... and C's map after B's
+# the TF32 pre-pass, then tensor maps of its outputs and of C (the persistent TF32 and 3xTF32 kernels)
+TMA_PREPASS = {"tma_3xtf32": "3xtf32"}
+# B transposed as it is, A in place, both truncated by the tensor core: maps of A, B^T and C, K as it is
+TMA_TRANSPOSE = "tma_tf32t"
 
 
 def takes_c(scheme: str | None) -> bool:
     """The scheme's stage function also needs the output (to map it)."""
-    return scheme == TMA_STORE
+    return scheme in (TMA_STORE, TMA_FP8_STORE, TMA_TRANSPOSE, *TMA_PREPASS)
+
+
+def known() -> tuple[str, ...]:
+    return (*SCHEMES, *tma.LAYOUTS, TMA_STORE, TMA_FP8_STORE, TMA_TRANSPOSE, *TMA_PREPASS)
 
 
 def staged_k(k: int) -> int:
@@ -46,10 +58,49 @@ def stager(source: str, options: tuple[str, ...], scheme: str, m: int, n: int, k
     """stage(a, b) -> (a', b') for one problem shape, and the K the kernel is called with."""
     if scheme == TMA_STORE:
         return tma.stager(m, n, k, label, with_c=True)
+    if scheme == TMA_FP8_STORE:
+        return tma.stager(m, n, k, label, tma.LAYOUTS[TMA_FP8], with_c=True)
     if scheme in tma.LAYOUTS:
         return tma.stager(m, n, k, label, tma.LAYOUTS[scheme])
+    if scheme == TMA_TRANSPOSE:
+        return _transposed_b(source, options, m, n, k, label), k
+    if scheme in TMA_PREPASS:
+        prepass, kp = _prepass(source, options, TMA_PREPASS[scheme], m, n, k, label)
+        layout = tma.STAGED_F32[SCHEMES[TMA_PREPASS[scheme]]]
+
+        def stage_maps(a, b, c):
+            a2, b2 = prepass(a, b)
+            # the scratch goes back to the pool when this returns, before the kernel that reads it is
+            # enqueued: safe, as the pool hands a block out again only on this stream, after that kernel
+            return tma.operand_maps(a2, b2, m, n, kp, label, layout=layout, c=c)
+
+        return stage_maps, kp
     if scheme not in SCHEMES:
-        raise ValueError(f"unknown staging {scheme!r}; known: {', '.join((*SCHEMES, *tma.LAYOUTS, TMA_STORE))}")
+        raise ValueError(f"unknown staging {scheme!r}; known: {', '.join(known())}")
+    return _prepass(source, options, scheme, m, n, k, label)
+
+
+def _transposed_b(source: str, options: tuple[str, ...], m: int, n: int, k: int, label: str) -> Callable:
+    """stage(a, b, c) -> maps of A (in place), B^T (written by stage_bt_transpose) and C."""
+    cp = cupy()
+    kb = get_kernel(source, "stage_bt_transpose", options=options, label=f"{label} (transpose B)")
+    grid = (-(-n // 32), -(-k // 32), 1)
+    k32, n32 = np.int32(k), np.int32(n)
+    layout = tma.STAGED_F32[1]
+
+    def stage(a, b, c):
+        bt = cp.empty((n, k), dtype=cp.float32)
+        kb.launch(grid, (32, 8, 1), (b, bt, k32, n32))
+        # the scratch goes back to the pool when this returns, before the kernel that reads it is
+        # enqueued: safe, as the pool hands a block out again only on this stream, after that kernel
+        return tma.operand_maps(a, bt, m, n, k, label, layout=layout, c=c)
+
+    return stage
+
+
+def _prepass(source: str, options: tuple[str, ...], scheme: str, m: int, n: int, k: int,
+             label: str) -> tuple[Callable, int]:
+    """The TF32 pre-pass of `scheme` ("tf32" or "3xtf32"): stage(a, b) -> (A', B'), and Kp."""
     cp = cupy()
     parts, kp = SCHEMES[scheme], staged_k(k)
     ka = get_kernel(source, f"stage_a_{scheme}", options=options, label=f"{label} (stage A)")

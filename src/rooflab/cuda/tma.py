@@ -14,6 +14,9 @@ The FP8 layout maps e4m3 bytes (as UINT8: TMA moves bytes) with both operands K-
 already transposed (B^T, N x K: FP8 wgmma has no transposed operand):
     A   (M x K, e4m3 bits)  dims {K, M}, row pitch K bytes, box {128, 64}
     B^T (N x K, e4m3 bits)  dims {K, N}, row pitch K bytes, box {128, 64}
+The TF32 layouts (STAGED_F32) map the TF32 pre-pass's FP32 outputs, both K-major, Kp a multiple of 32:
+    A'  (parts x M x Kp)    dims {Kp, parts x M}, box {32, 64}
+    B'  (parts x N x Kp)    dims {Kp, parts x N}, box {32, 64}
 
 TMA reads rows whose pitch is a multiple of 16 bytes from a 16-byte-aligned base. An operand that
 misses this (K or N not a multiple of 8, a misaligned view) is copied into a buffer with the pitch
@@ -76,13 +79,18 @@ F32 = Element("FP32", DATA_TYPE_FLOAT32, 4, "uint32")  # C, for the kernels that
 
 @dataclass(frozen=True)
 class Layout:
-    """How a kernel takes its operands: their element, and whether B arrives transposed (B^T, N x K)."""
+    """How a kernel takes its operands: their element, whether B arrives transposed (B^T, N x K), and
+    how many parts of each are stacked in one map (3xTF32's high part and residual: part p of row r
+    at row p x rows + r)."""
 
     element: Element
     b_transposed: bool
+    parts: int = 1
 
 
 LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True)}
+# the TF32 pre-pass's outputs (rooflab.cuda.staging): both operands K-major FP32, one part or two
+STAGED_F32 = {1: Layout(F32, b_transposed=True), 2: Layout(F32, b_transposed=True, parts=2)}
 DEFAULT = LAYOUTS["tma"]
 
 
@@ -129,8 +137,8 @@ def padded_pitch(cols: int, element: Element = BF16) -> int:
 
 
 def b_shape(n: int, k: int, layout: Layout = DEFAULT) -> tuple[int, int]:
-    """(rows, cols) of B as the layout hands it over: K x N, or B^T's N x K."""
-    return (n, k) if layout.b_transposed else (k, n)
+    """(rows, cols) of B as the layout hands it over: K x N, or B^T's N x K (x parts, stacked)."""
+    return (layout.parts * n, k) if layout.b_transposed else (layout.parts * k, n)
 
 
 def operand_specs(m: int, n: int, k: int, a_pitch: int | None = None,
@@ -138,7 +146,7 @@ def operand_specs(m: int, n: int, k: int, a_pitch: int | None = None,
     """The maps of A (M x K) and B (K x N, or N x K transposed): row pitch as stored (default: packed rows)."""
     el = layout.element
     b_rows, b_cols = b_shape(n, k, layout)
-    return (MapSpec(rows=m, cols=k, pitch=a_pitch or k * el.bytes, element=el),
+    return (MapSpec(rows=layout.parts * m, cols=k, pitch=a_pitch or k * el.bytes, element=el),
             MapSpec(rows=b_rows, cols=b_cols, pitch=b_pitch or b_cols * el.bytes, element=el))
 
 
@@ -313,10 +321,10 @@ def operand_maps(a, b, m: int, n: int, k: int, label: str, layout: Layout = DEFA
         buf = cp.empty(lay["bytes"], dtype=cp.uint8)
         addr_a, addr_b = a.data.ptr, b.data.ptr
         if not a_ok:
-            buf[at_a:at_a + m * pa].view(view).reshape(m, pa // el.bytes)[:, :k] = a
+            buf[at_a:at_a + m * pa].view(view).reshape(m, pa // el.bytes)[:, :k] = a.view(view)  # bits, not values
             addr_a = buf.data.ptr + at_a
         if not b_ok:
-            buf[at_b:at_b + b_rows * pb].view(view).reshape(b_rows, pb // el.bytes)[:, :b_cols] = b
+            buf[at_b:at_b + b_rows * pb].view(view).reshape(b_rows, pb // el.bytes)[:, :b_cols] = b.view(view)
             addr_b = buf.data.ptr + at_b
         sa, sb = operand_specs(m, n, k, pa, pb, layout)
         _upload(cp, buf[:maps * MAP_BYTES], encode(sa, addr_a) + encode(sb, addr_b) + _c_map(c, m, n))

@@ -282,4 +282,20 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], unsigned l
         : WGMMA_D128_OPS(d)
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
+// D (64 x 128, FP32, 64 registers per thread) (+)= A (64 x 8) * B (8 x 128), TF32, both K-major in
+// 128-byte-swizzled shared memory, through descriptors; scale_d = 0: D = A * B.
+__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+        WGMMA_D64_REGS
+        "}, %64, %65, p, 1, 1;\n"
+        "}\n"
+        : WGMMA_D64_OPS(d)
+        : "l"(da), "l"(db), "r"(scale_d));
+}
+
 #endif

@@ -26,9 +26,10 @@
 // mm_wgmma_bf16_tma_ws*: warp-specialised. Warpgroup 0 produces (one thread issues TMA, the
 //   warpgroup gives registers back with setmaxnreg.dec); warpgroups 1.. consume with
 //   setmaxnreg.inc. The producer runs up to STAGES tiles ahead, waiting only on empty slots.
-// mm_wgmma_bf16_persistent, mm_wgmma_bf16_cluster: the warp-specialised kernel made persistent (one
-//   block an SM over the grouped tile order, the ring running on from tile to tile), then in 2-CTA
-//   clusters along M whose blocks multicast B's panels into both (body_persistent below).
+// mm_wgmma_bf16_persistent, mm_wgmma_bf16_cluster, mm_wgmma_bf16_tma_store*: the warp-specialised kernel
+//   made persistent (one block an SM over the grouped tile order, the ring running on from tile to
+//   tile), then in 2-CTA clusters along M whose blocks multicast B's panels into both, then with the
+//   epilogue through TMA stores: include/tma_persistent.cuh's body with the operand policy Bf16Op.
 //
 // Every barrier wait gives up after MBAR_TIMEOUT_NS (ptx.cuh): a thread that timed out waits for
 // nothing more, issues no more copies and stores nothing, so a stage whose bytes never arrive
@@ -42,6 +43,7 @@
 // other target the bodies are empty and the rungs must not be launched.
 
 #include "ptx.cuh"
+#include "tma_persistent.cuh"
 #include "wgmma_store.cuh"
 
 #define TMA_BN 256
@@ -52,9 +54,8 @@
 #endif
 // WGS 64-row A boxes + 4 B panels per stage; + 1024: the ring is aligned up inside the kernel
 #define MM_TMA_SMEM(wgs, stages) ((stages) * ((wgs) + 4) * TMA_BOX_BYTES + 1024)
-// + the TMA-store epilogue's staging: 2 boxes of 64 x 32 FP32 (8 KB) for each of 2 consumer warpgroups
-#define TMA_C_BOX_BYTES (64 * 128)
-#define MM_TMA_STORE_SMEM(stages) (MM_TMA_SMEM(2, stages) + 4 * TMA_C_BOX_BYTES)
+// the persistent kernels + the TMA-store epilogue's staging (include/tma_persistent.cuh)
+#define MM_TMA_STORE_SMEM(stages) TP_STORE_SMEM(1, TMA_BN, stages)
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace tma_gemm {
@@ -81,34 +82,6 @@ struct Tile {
         a_boxes = min(BM / 64, (M - bm + 63) / 64);
         b_panels = min(TMA_BN / 64, (N - bn + 63) / 64);
     }
-    // an explicit tile (the persistent kernels' schedule); a cluster's spare CTA past M loads no A
-    __device__ __forceinline__ Tile(int M, int N, int K, int bm_, int bn_) : bm(bm_), bn(bn_)
-    {
-        KT = (K + TMA_BK - 1) / TMA_BK;
-        a_boxes = max(0, min(BM / 64, (M - bm + 63) / 64));
-        b_panels = min(TMA_BN / 64, (N - bn + 63) / 64);
-    }
-};
-
-// the persistent kernels' schedule: a cluster tile is CLUSTER row tiles stacked over one 256-column
-// tile, numbered in grouped order (GROUP_M row tiles a group); cluster c takes tiles c, c + clusters, ...
-template <int BM, int CLUSTER>
-struct Schedule {
-    int grid_n, rows_c, tiles;
-    __device__ __forceinline__ Schedule(int M, int N)
-    {
-        grid_n = (N + TMA_BN - 1) / TMA_BN;
-        rows_c = ((M + BM - 1) / BM + CLUSTER - 1) / CLUSTER;
-        tiles = rows_c * grid_n;
-    }
-    __device__ __forceinline__ void at(int t, unsigned rank, int& bm, int& bn) const
-    {
-        constexpr int G = GROUP_M / CLUSTER > 0 ? GROUP_M / CLUSTER : 1;
-        const int in_group = G * grid_n, first = (t / in_group) * G;
-        const int group_rows = min(rows_c - first, G);
-        bm = ((first + (t % in_group) % group_rows) * CLUSTER + (int)rank) * BM;
-        bn = ((t % in_group) / group_rows) * TMA_BN;
-    }
 };
 
 // one stage: arm the slot's full barrier with the bytes to come, then issue the boxes
@@ -125,30 +98,6 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, co
     for (int w = 0; w < t.a_boxes; w++) tma_load_2d(slot + w * TMA_BOX_BYTES, tmA, k0, t.bm + 64 * w, full);
     const unsigned sb = slot + BM * 128;
     for (int p = 0; p < t.b_panels; p++) tma_load_2d(sb + p * TMA_BOX_BYTES, tmB, t.bn + 64 * p, k0, full);
-}
-
-// a cluster's stage: each CTA loads its own A; the B panels, the same for every CTA of the cluster,
-// are split between them, each panel multicast into every CTA. Each CTA's barrier expects its A and
-// all of B: a partner's panel may land before this CTA armed the barrier (the phase cannot complete
-// before this CTA's own arrival)
-template <int BM, int CLUSTER>
-__device__ __forceinline__ void issue_stage_cluster(const void* tmA, const void* tmB, const Tile<BM>& t, unsigned slot,
-                                                    unsigned full, int kt, unsigned rank)
-{
-    if constexpr (CLUSTER == 1) {
-        issue_stage<BM>(tmA, tmB, t, slot, full, kt);
-        return;
-    }
-    const int k0 = kt * TMA_BK;
-#ifdef PLANT_SHORT_TX
-    mbar_arrive_expect_tx(full, (t.a_boxes + t.b_panels) * TMA_BOX_BYTES + 16);
-#else
-    mbar_arrive_expect_tx(full, (t.a_boxes + t.b_panels) * TMA_BOX_BYTES);
-#endif
-    for (int w = 0; w < t.a_boxes; w++) tma_load_2d(slot + w * TMA_BOX_BYTES, tmA, k0, t.bm + 64 * w, full);
-    const unsigned sb = slot + BM * 128;
-    for (int p = (int)rank; p < t.b_panels; p += CLUSTER)
-        tma_load_2d_multicast(sb + p * TMA_BOX_BYTES, tmB, t.bn + 64 * p, k0, full, (unsigned short)((1u << CLUSTER) - 1));
 }
 
 // a consumer warpgroup's 4 wgmma on one slot (its 64 rows of A against the 256 columns of B)
@@ -288,165 +237,18 @@ __device__ __forceinline__ void body_ws(const void* tmA, const void* tmB, float*
     }
 }
 
-// a consumer warpgroup's release of a slot: on the empty barrier of every CTA of the cluster
-template <int CLUSTER>
-__device__ __forceinline__ void release(unsigned empty)
-{
-    if constexpr (CLUSTER == 1) {
-        mbar_arrive(empty);
-    } else {
+// the persistent kernels' operands: B's 64-column panels (N-major, wgmma's transposed B), k16 steps
+struct Bf16Op {
+    static constexpr int BK = TMA_BK, BN = TMA_BN, NACC = 128, PARTS = 1, FLUSH = 0;
+    static constexpr bool B_KMAJOR = false;
+    static __device__ __forceinline__ void mma(float (&d)[128], unsigned a0, unsigned b0, int accumulate)
+    {
 #pragma unroll
-        for (int c = 0; c < CLUSTER; c++) mbar_arrive_cluster(empty, c);
+        for (int kk = 0; kk < TMA_BK / 16; kk++)
+            wgmma_m64n256k16_bf16(d, make_desc(a0 + kk * 32, 16, 1024), make_desc(b0 + kk * 2048, TMA_BOX_BYTES, 1024),
+                                  accumulate || kk > 0);
     }
-}
-
-// a consumer warpgroup's 128 threads meet (named barrier 1 + cw; 0 is __syncthreads)
-__device__ __forceinline__ void warpgroup_sync(int cw)
-{
-    if (cw == 0)
-        asm volatile("bar.sync 1, 128;\n" ::: "memory");
-    else
-        asm volatile("bar.sync 2, 128;\n" ::: "memory");
-}
-
-// The epilogue through shared memory: a consumer warpgroup's 64 x 256 FP32 accumulators leave as 8
-// TMA stores of 64 x 32 boxes (one 128-byte row each, 128-byte swizzle: chunk c of row r at
-// c ^ (r & 7), so the 8 rows a warp writes at once fall in different banks), through two 8 KB
-// buffers in turn; only thread 0 of the warpgroup issues and waits on its bulk groups. The
-// warpgroup goes on to the next tile as soon as its last box is issued, so C's writes to memory
-// overlap the next tile's products. Rows past M and columns past N are clipped by TMA itself. C's
-// map sits 128 bytes after B's (the staging scheme "tma_store" puts it there).
-__device__ __forceinline__ void store_acc_tma(const float (&acc)[128], const void* tmC, unsigned bufs, int row0, int bn,
-                                              int N, int cw)
-{
-    const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32;
-    const bool leader = threadIdx.x % 128 == 0;
-    if (leader) bulk_wait_read<0>();  // the last tile's boxes have left both buffers
-    warpgroup_sync(cw);
-#pragma unroll
-    for (int bx = 0; bx < 8; bx++) {
-        const unsigned buf = bufs + (bx & 1) * TMA_C_BOX_BYTES;
-        if (bx >= 2) {  // this buffer's previous box (bx - 2) has been read; bx - 1 may still be
-            if (leader) bulk_wait_read<1>();
-            warpgroup_sync(cw);
-        }
-#pragma unroll
-        for (int jj = 0; jj < 4; jj++) {
-            const int j = 4 * bx + jj;
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int r = 16 * w + lane / 4 + 8 * h, byte = (8 * jj + 2 * (lane % 4)) * 4;
-                const unsigned at = buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
-                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(acc[4 * j + 2 * h]),
-                             "f"(acc[4 * j + 2 * h + 1])
-                             : "memory");
-            }
-        }
-        fence_proxy_async();  // the generic-proxy writes, visible to TMA
-        warpgroup_sync(cw);
-        if (leader) {
-            if (bn + 32 * bx < N) tma_store_2d(tmC, buf, bn + 32 * bx, row0);
-            bulk_commit();  // a group for every box, stored or not: the waits above count groups
-        }
-    }
-}
-
-// Persistent and warp-specialised, in clusters of CLUSTER CTAs stacked along M (1: no cluster): at
-// most one CTA an SM walks the schedule's tiles (cluster c: tiles c, c + clusters, ...); the producer
-// thread runs the ring through all of them, so the next tile's stages load while the consumers store
-// this one's C. The ring's k-tile count `it` runs on across tiles (slot it % STAGES, phase
-// (it / STAGES) & 1). A slot is released by one thread per consumer warpgroup on the empty barrier of
-// every CTA of the cluster (count CONSUMERS x CLUSTER), as a partner's multicast writes into this
-// CTA's slot too. Both CTAs of a cluster walk the same tiles. Every thread of the cluster meets at
-// the end, so no CTA exits while a partner may still arrive on its barriers.
-// With TMA_STORE the epilogue goes through shared memory (store_acc_tma) where C's rows can be
-// mapped (N a multiple of 4, C 16-byte aligned: the rule the host encodes C's map by), else directly.
-template <int CLUSTER, int STAGES, int PRODUCER_REGS, int CONSUMER_REGS, bool TMA_STORE = false>
-__device__ __forceinline__ void body_persistent(const void* tmA, const void* tmB, float* C, int M, int N, int K)
-{
-    constexpr int CONSUMERS = 2, BM = 64 * CONSUMERS, STAGE_BYTES = (CONSUMERS + 4) * TMA_BOX_BYTES;
-    static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "register file overcommitted");
-    extern __shared__ __align__(1024) unsigned char tma_smem[];
-    __shared__ __align__(8) unsigned long long bars[2 * STAGES];
-    const Ring<STAGES> ring{(smem_u32(tma_smem) + 1023u) & ~1023u, smem_u32(bars)};
-    const int tid = threadIdx.x, wg = tid / 128;
-    if (tid == 0) {
-#pragma unroll
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(ring.full(s), 1);
-            mbar_init(ring.empty(s), CONSUMERS * CLUSTER);
-        }
-        mbar_init_fence();
-    }
-    const unsigned rank = CLUSTER > 1 ? cluster_ctarank() : 0u;
-    if (CLUSTER > 1) cluster_sync(); else __syncthreads();
-    const Schedule<BM, CLUSTER> sch(M, N);
-    const int first = CLUSTER > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
-    const int stride = CLUSTER > 1 ? (int)cluster_count_x() : (int)gridDim.x;
-    const int KT = (K + TMA_BK - 1) / TMA_BK;
-
-    if (wg == 0) {
-        setmaxnreg_dec<PRODUCER_REGS>();
-        if (tid == 0) {
-            tensormap_acquire(tmA);
-            tensormap_acquire(tmB);
-            int it = 0;
-            bool ok = true;
-            for (int tile = first; ok && tile < sch.tiles; tile += stride) {
-                int bm, bn;
-                sch.at(tile, rank, bm, bn);
-                const Tile<BM> t(M, N, K, bm, bn);
-                for (int kt = 0; kt < KT; kt++, it++) {
-                    const int s = it % STAGES;
-                    if (it >= STAGES && !(ok = mbar_wait_bounded(ring.empty(s), (it / STAGES - 1) & 1))) break;
-                    issue_stage_cluster<BM, CLUSTER>(tmA, tmB, t, ring.base + s * STAGE_BYTES, ring.full(s), kt, rank);
-                }
-            }
-            // leave no copy in flight behind this thread: the last stages issued have landed
-            for (int j = max(0, it - STAGES); ok && j < it; j++) ok = mbar_wait_bounded(ring.full(j % STAGES), (j / STAGES) & 1);
-        }
-    } else {
-        setmaxnreg_inc<CONSUMER_REGS>();
-        const int cw = wg - 1;
-        const bool signals = tid % 128 == 0;
-        const bool c_by_tma = TMA_STORE && N % 4 == 0 && (reinterpret_cast<size_t>(C) & 15) == 0;
-        const void* tmC = static_cast<const char*>(tmB) + 128;
-        const unsigned cbufs = ring.base + STAGES * STAGE_BYTES + cw * 2 * TMA_C_BOX_BYTES;
-        if (c_by_tma && signals) tensormap_acquire(tmC);
-        int it = 0;
-        bool ok = true;  // false once a wait timed out
-        for (int tile = first; ok && tile < sch.tiles; tile += stride) {
-            int bm, bn;
-            sch.at(tile, rank, bm, bn);
-            float acc[128];
-#pragma unroll
-            for (int e = 0; e < 128; e++) acc[e] = 0.0f;
-            for (int kt = 0; kt < KT; kt++, it++) {
-                const int s = it % STAGES;
-                if (!(ok = mbar_wait_bounded(ring.full(s), (it / STAGES) & 1))) break;
-                mma_stage<BM>(acc, ring.base + s * STAGE_BYTES, cw);
-                wgmma_wait<1>();
-                fence_acc(acc);
-                if (kt > 0 && signals) release<CLUSTER>(ring.empty((it - 1) % STAGES));
-            }
-            wgmma_wait<0>();
-            fence_acc(acc);
-            if (!ok) break;
-            if (signals) release<CLUSTER>(ring.empty((it - 1) % STAGES));
-#ifndef TMA_SKIP_C_STORE  // measuring the epilogue's share of the time: never a rung (C is left unwritten)
-            if (TMA_STORE && c_by_tma) {
-                if (bm + cw * 64 < M) store_acc_tma(acc, tmC, cbufs, bm + cw * 64, bn, N, cw);
-            } else {
-                store_wgmma_acc(acc, C, M, N, bm + cw * 64, bn);
-            }
-#else
-            if (acc[0] == 12345.678f) C[0] = acc[1];  // keeps the products from being optimised away
-#endif
-        }
-        if (TMA_STORE && c_by_tma && signals) bulk_wait_all();  // no store still reading this block's memory
-    }
-    if (CLUSTER > 1) cluster_sync();
-}
+};
 
 }  // namespace tma_gemm
 #endif
@@ -483,7 +285,7 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 mm_wgmma_bf16_persistent(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_gemm::body_persistent<1, 4, 40, 232>(tmA, tmB, C, M, N, K);  // MM_TMA_SMEM(2, 4) = 197632 bytes
+    tma_persistent::body<tma_gemm::Bf16Op, 1, 4, 40, 232, false>(tmA, tmB, C, M, N, K);  // MM_TMA_SMEM(2, 4) = 197632 bytes
 #endif
 }
 
@@ -498,7 +300,7 @@ extern "C" __global__ void TMA_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
 mm_wgmma_bf16_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_gemm::body_persistent<2, 4, 40, 232>(tmA, tmB, C, M, N, K);  // MM_TMA_SMEM(2, 4) = 197632 bytes
+    tma_persistent::body<tma_gemm::Bf16Op, 2, 4, 40, 232, false>(tmA, tmB, C, M, N, K);  // MM_TMA_SMEM(2, 4) = 197632 bytes
 #endif
 }
 
@@ -508,7 +310,24 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 mm_wgmma_bf16_tma_store(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_gemm::body_persistent<1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);  // MM_TMA_STORE_SMEM(4) = 230400 bytes
+    tma_persistent::body<tma_gemm::Bf16Op, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);  // MM_TMA_STORE_SMEM(4) = 230400 bytes
+#endif
+}
+
+// the same over other tile orders: 8 or 32 row tiles a group (16 above)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_g8(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16Op, 1, 4, 40, 232, true, 8>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_g32(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16Op, 1, 4, 40, 232, true, 32>(tmA, tmB, C, M, N, K);
 #endif
 }
 
@@ -517,6 +336,6 @@ extern "C" __global__ void TMA_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
 mm_wgmma_bf16_tma_store_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_gemm::body_persistent<2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);  // MM_TMA_STORE_SMEM(4) = 230400 bytes
+    tma_persistent::body<tma_gemm::Bf16Op, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);  // MM_TMA_STORE_SMEM(4) = 230400 bytes
 #endif
 }

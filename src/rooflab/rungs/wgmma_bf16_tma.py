@@ -4,7 +4,7 @@ rooflab.cuda.tma, staging scheme "tma"); a warpgroup of its own for the loads; p
 2-CTA clusters with B multicast; the epilogue through shared memory and TMA stores (scheme
 "tma_store"). Their climb paragraphs are in rooflab/report/climb/tma.py."""
 
-from rooflab.rungs.record import Rung, Variant, cdiv
+from rooflab.rungs.record import Rung, Variant, cdiv, persistent_grid
 
 BOX_BYTES = 64 * 128  # one 64 x 64 BF16 box
 
@@ -15,9 +15,10 @@ def smem_bytes(wgs: int, stages: int) -> int:
     return stages * (wgs + 4) * BOX_BYTES + 1024
 
 
-def store_smem_bytes(stages: int) -> int:
-    """MM_TMA_STORE_SMEM(stages): the 2-consumer ring + two 64 x 32 FP32 boxes for each consumer."""
-    return smem_bytes(2, stages) + 4 * 64 * 128
+def store_smem_bytes(stages: int, parts: int = 1, bn: int = 256) -> int:
+    """TP_STORE_SMEM(parts, bn, stages) of include/tma_persistent.cuh: per stage parts x (2 A boxes + bn / 64
+    B boxes), + 1024 for aligning the ring, + two 64 x 32 FP32 boxes of C for each of 2 consumers."""
+    return stages * parts * (2 + bn // 64) * BOX_BYTES + 1024 + 4 * 64 * 128
 
 
 def _tiles(bm: int, bn: int = 256):
@@ -41,15 +42,7 @@ _WS_VARIANTS = (
 )
 
 
-def _persistent(cluster: int, bm: int = 128, bn: int = 256):
-    """At most one block an SM, in whole clusters of `cluster` along M: the fewest clusters that take
-    as many rounds of tiles as all of them would (at N = 8192, 64 clusters of 16 tiles each, where 66
-    would leave the last round half empty and draw the power of all SMs through it)."""
-    def grid(m, n, k, sms=132, cluster=cluster, bm=bm, bn=bn):
-        tiles = cdiv(cdiv(m, bm), cluster) * cdiv(n, bn)
-        most = max(1, sms // cluster)
-        return (cluster * (tiles if tiles <= most else cdiv(tiles, cdiv(tiles, most))), 1, 1)
-    return grid
+_persistent = persistent_grid
 
 
 _PERSISTENT_VARIANTS = (
@@ -66,6 +59,8 @@ _STORE_VARIANTS = (
             _persistent(1), store_smem_bytes(4)),
     Variant("2x(128x256x64) clusters, B multicast, TMA-store epilogue stages 4", "mm_wgmma_bf16_tma_store_cluster",
             (384, 1, 1), _persistent(2), store_smem_bytes(4)),
+    *(Variant(f"128x256x64 persistent, TMA-store epilogue stages 4, groups of {g}", f"mm_wgmma_bf16_tma_store_g{g}",
+              (384, 1, 1), _persistent(1), store_smem_bytes(4)) for g in (8, 32)),
 )
 
 

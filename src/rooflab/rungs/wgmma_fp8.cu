@@ -32,6 +32,7 @@
 // bodies are empty and the rungs must not be launched.
 
 #include "ptx.cuh"
+#include "tma_persistent.cuh"
 #include "tma_ring.cuh"
 #include "wgmma_fp8.cuh"
 #include "wgmma_store.cuh"
@@ -140,6 +141,21 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     if (ok) store_wgmma_acc(acc, C, M, N, t.bm + cw * 64, t.bn);
 }
 
+// the persistent kernels' operands (include/tma_persistent.cuh): both K-major, k32 steps; FLUSH 1 adds
+// each k-tile's products to the FP32 accumulator (PROMOTE = 1 above), 0 leaves them in the chain
+template <int BN_, int FLUSH_>
+struct Fp8Op {
+    static constexpr int BK = FP8_BK, BN = BN_, NACC = BN_ / 2, PARTS = 1, FLUSH = FLUSH_;
+    static constexpr bool B_KMAJOR = true;
+    static __device__ __forceinline__ void mma(float (&d)[NACC], unsigned a0, unsigned b0, int accumulate)
+    {
+#pragma unroll
+        for (int kk = 0; kk < FP8_BK / 32; kk++)
+            fp8_gemm::mma<BN>(d, make_desc(a0 + kk * 32, 16, 1024), make_desc(b0 + kk * 32, 16, 1024),
+                              accumulate || kk > 0);
+    }
+};
+
 }  // namespace fp8_gemm
 #endif
 
@@ -159,5 +175,40 @@ mm_wgmma_fp8_fast(const void* tmA, const void* tmB, float* C, int M, int N, int 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     fp8_gemm::body<2, 256, 4, 0, 40, 216>(tmA, tmB, C, M, N, K);  // MM_FP8_SMEM(2, 256, 4) = 197632 bytes
+#endif
+}
+
+// persistent (one block an SM over the grouped tile order, the ring running on from tile to tile), the
+// epilogue through TMA stores (C's map after B's): 128 x 128 tiles, each k-tile added to an FP32
+// accumulator, 6 stages (TP_STORE_SMEM(1, 128, 6) = 230400 bytes)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 1, 6, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the same with 128 x 256 tiles accumulated by the tensor core alone, 4 stages (TP_STORE_SMEM(1, 256, 4)
+// = 230400 bytes)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_fast(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<256, 0>, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the accurate persistent kernel in 2-CTA clusters along M, B^T's boxes multicast into both
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define FP8_CLUSTER_DIMS_2
+#else
+#define FP8_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)
+#endif
+extern "C" __global__ void FP8_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 2, 6, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }

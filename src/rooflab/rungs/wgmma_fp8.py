@@ -10,7 +10,8 @@ B that way too, so the transposition is part of preparing the inputs, done once 
 and timed for neither: the same bytes go to both. Their climb paragraphs are in
 rooflab/report/climb/fp8.py."""
 
-from rooflab.rungs.record import Rung, Variant, cdiv
+from rooflab.rungs.record import Rung, Variant, cdiv, persistent_grid
+from rooflab.rungs.wgmma_bf16_tma import store_smem_bytes
 
 BOX_BYTES = 64 * 128  # one 128 k x 64 row e4m3 box
 SOURCE = "rungs/wgmma_fp8.cu"
@@ -40,6 +41,15 @@ _VARIANTS = (
     Variant("128x256x128 producer + 2 consumer warpgroups stages 4, fast accumulation", "mm_wgmma_fp8_fast",
             (384, 1, 1), _tiles(128, 256), smem_bytes(2, 256, 4)),
 )
+# persistent on include/tma_persistent.cuh's body, C through TMA stores: accurate accumulation first, as above
+_PERSISTENT_VARIANTS = (
+    Variant("128x128x128 persistent, producer + 2 consumers stages 6, TMA-store epilogue, accurate accumulation",
+            "mm_wgmma_fp8_persistent", (384, 1, 1), persistent_grid(1, bn=128), store_smem_bytes(6, bn=128)),
+    Variant("128x256x128 persistent stages 4, TMA-store epilogue, fast accumulation", "mm_wgmma_fp8_persistent_fast",
+            (384, 1, 1), persistent_grid(1), store_smem_bytes(4)),
+    Variant("2x(128x128x128) clusters, B multicast, persistent stages 6, TMA-store epilogue, accurate accumulation",
+            "mm_wgmma_fp8_persistent_cluster", (384, 1, 1), persistent_grid(2, bn=128), store_smem_bytes(6, bn=128)),
+)
 _PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
                        for mode in ("accurate", "fast"))
 
@@ -67,6 +77,22 @@ WGMMA_FP8 = Rung(
     ratios=(("wgmma_bf16_tma_ws", "time_wgmma BF16 TMA warp-specialised / time_wgmma FP8"),
             ("cublaslt_fp8", "time_cuBLASLt FP8 / time_wgmma FP8")),
 )
+WGMMA_FP8_PERSISTENT = Rung(
+    name="wgmma_fp8_persistent", title="wgmma FP8 e4m3, persistent + TMA-store epilogue (Hopper)",
+    stage="tensor cores", **_COMMON, source=SOURCE, kernel=_PERSISTENT_VARIANTS[0].kernel,
+    block=_PERSISTENT_VARIANTS[0].block, grid=_PERSISTENT_VARIANTS[0].grid,
+    shared_mem=_PERSISTENT_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128), variants=_PERSISTENT_VARIANTS,
+    requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), staging="tma_fp8_store",
+    requires_what="FP8 wgmma",
+    explain="The FP8 rung on the BF16 climb's last kernel: one block an SM walks the tiles in grouped order, its "
+            "producer running the ring on from one tile into the next, and each consumer warpgroup's C leaves "
+            "through shared memory and TMA stores (a tensor map of C after B^T's) while it starts the next tile. "
+            "The same two accumulations: each k-tile summed from zero and added in FP32 (128 × 128 tiles, 6 "
+            "stages), or the tensor core's chain alone (128 × 256, 4 stages).",
+    compare=("wgmma_fp8", "cublaslt_fp8"),
+    ratios=(("wgmma_fp8", "time_wgmma FP8 / time_wgmma FP8 persistent"),
+            ("cublaslt_fp8", "time_cuBLASLt FP8 / time_wgmma FP8 persistent")),
+)
 CUBLASLT_FP8 = Rung(
     name="cublaslt_fp8", title="cuBLASLt FP8 e4m3 (torch._scaled_mm)", stage="tensor cores (ceiling)", **_COMMON,
     library="cublaslt_fp8", config=_PEER_VARIANTS[0].config, variants=_PEER_VARIANTS, loads_per_fma=None,
@@ -80,4 +106,4 @@ CUBLASLT_FP8 = Rung(
             "launch.",
 )
 
-FP8_RUNGS = (WGMMA_FP8, CUBLASLT_FP8)
+FP8_RUNGS = (WGMMA_FP8, WGMMA_FP8_PERSISTENT, CUBLASLT_FP8)

@@ -59,65 +59,7 @@
 #endif
 #define MM_WGMMA_TF32_SMEM(bm, bn, parts, stages) ((stages) * (parts) * ((bm) + (bn)) * 128 + 1024)
 
-// ------------------------------------------------------------------ staging (any architecture)
-// round to TF32, nearest, ties away from zero (cvt.rna.tf32.f32), low 13 bits cleared
-__device__ __forceinline__ float nt_rna(float x) { return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u); }
-
-template <int PARTS>
-__device__ __forceinline__ void nt_put(float* out, size_t part, size_t at, float x)
-{
-    const float big = nt_rna(x);
-    out[at] = big;
-    if (PARTS == 2) out[part + at] = nt_rna(x - big);
-}
-
-// X (R x K, row-major, already K-major) -> out (PARTS x R x Kp); one thread per 4 outputs
-template <int PARTS>
-__device__ __forceinline__ void stage_rows(const float* __restrict__ X, float* __restrict__ out, int R, int K, int Kp)
-{
-    const size_t q = (size_t)blockIdx.x * blockDim.x + threadIdx.x, per_row = Kp / 4;
-    if (q >= (size_t)R * per_row) return;
-    const size_t r = q / per_row;
-    const int k = (int)(q % per_row) * 4;
-    float v[4];
-    if ((K % 4 == 0) && ((reinterpret_cast<size_t>(X) & 15) == 0)) {  // a whole float4 in or out of range
-        const float4 x = k < K ? __ldg(reinterpret_cast<const float4*>(X + r * K + k)) : make_float4(0.f, 0.f, 0.f, 0.f);
-        v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
-    } else {
-#pragma unroll
-        for (int i = 0; i < 4; i++) v[i] = k + i < K ? __ldg(X + r * K + k + i) : 0.0f;
-    }
-    float4 big, small;
-    float* b = &big.x;
-    float* s = &small.x;
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        b[i] = nt_rna(v[i]);
-        s[i] = nt_rna(v[i] - b[i]);
-    }
-    *reinterpret_cast<float4*>(out + r * Kp + k) = big;
-    if (PARTS == 2) *reinterpret_cast<float4*>(out + (size_t)R * Kp + r * Kp + k) = small;
-}
-
-// X (K x N, row-major: N-major) -> out (PARTS x N x Kp): out[n][k] = X[k][n], through a 32 x 32
-// shared tile (padded: conflict-free both ways). Block (32, 8), grid (cdiv(N, 32), Kp / 32).
-template <int PARTS>
-__device__ __forceinline__ void stage_cols(const float* __restrict__ X, float* __restrict__ out, int K, int N, int Kp)
-{
-    __shared__ float tile[32][33];
-    const int n0 = blockIdx.x * 32, k0 = blockIdx.y * 32, tx = threadIdx.x, ty = threadIdx.y;
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const int k = k0 + ty + 8 * j, n = n0 + tx;
-        tile[ty + 8 * j][tx] = (k < K && n < N) ? __ldg(X + (size_t)k * N + n) : 0.0f;
-    }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const int n = n0 + ty + 8 * j;
-        if (n < N) nt_put<PARTS>(out, (size_t)N * Kp, (size_t)n * Kp + k0 + tx, tile[tx][ty + 8 * j]);
-    }
-}
+#include "stage_tf32.cuh"  // the pre-pass (any architecture)
 
 extern "C" __global__ void stage_a_tf32(const float* X, float* out, int R, int K, int Kp) { stage_rows<1>(X, out, R, K, Kp); }
 extern "C" __global__ void stage_a_3xtf32(const float* X, float* out, int R, int K, int Kp) { stage_rows<2>(X, out, R, K, Kp); }
@@ -144,23 +86,6 @@ __device__ __forceinline__ unsigned long long desc(unsigned addr)
     return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
            ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
 }
-
-// D (64 x 128, FP32, 64 registers per thread) (+)= A (64 x 8) * B (8 x 128), TF32, both K-major in
-// 128-byte-swizzled shared memory, through descriptors; scale_d = 0: D = A * B.
-__device__ __forceinline__ void wgmma_m64n128k8(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        WGMMA_D64_REGS
-        "}, %64, %65, p, 1, 1;\n"
-        "}\n"
-        : WGMMA_D64_OPS(d)
-        : "l"(da), "l"(db), "r"(scale_d));
-}
-
 
 template <int V>
 struct IC {
@@ -214,7 +139,7 @@ __device__ __forceinline__ void copy_tile(unsigned slot, const float* A, const f
 template <int BN>
 __device__ __forceinline__ void mma(float (&d)[BN / 2], unsigned long long da, unsigned long long db, int scale_d)
 {
-    if constexpr (BN == 128) wgmma_m64n128k8(d, da, db, scale_d);
+    if constexpr (BN == 128) wgmma_m64n128k8_tf32(d, da, db, scale_d);
     else wgmma_m64n256k8_tf32(d, da, db, scale_d);
 }
 

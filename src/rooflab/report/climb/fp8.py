@@ -3,7 +3,7 @@ cuBLASLt's FP8 GEMM, naming the accumulation each ran; Nsight Compute's figures 
 
 from __future__ import annotations
 
-from rooflab.report.climb.step import Step
+from rooflab.report.climb.step import Step, change
 from rooflab.rungs.wgmma_fp8 import FAST
 
 
@@ -44,8 +44,18 @@ def bf16_to_fp8(s: Step) -> str:
             + _evidence(s))
 
 
+def to_persistent(s: Step) -> str:
+    return (f"FP8 on the persistent body with the TMA-store epilogue: {change(s.ratio)} ({s.prev['ms']:.3f} → "
+            f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the FP8 roof), "
+            f"with {_accumulation(s.this_rec)} against {_accumulation(s.prev_rec)} before. One block an SM walks its "
+            f"tiles with the ring running on between them, and C (4 bytes an element, four times an e4m3 operand's) "
+            f"leaves through shared memory and TMA stores while the next tile's MMAs start." + _evidence(s))
+
+
 # (rung, the earlier rung it is compared with) -> (heading, paragraph)
 PARAGRAPHS = {
     ("wgmma_fp8", "wgmma_bf16_tma_ws"): ("wgmma BF16 → wgmma FP8 (TMA + warp specialisation)", bf16_to_fp8),
     ("wgmma_fp8", "cublaslt_fp8"): ("wgmma FP8 vs cuBLASLt FP8", vs_cublaslt),
+    ("wgmma_fp8_persistent", "wgmma_fp8"): ("wgmma FP8 → persistent + TMA-store epilogue", to_persistent),
+    ("wgmma_fp8_persistent", "cublaslt_fp8"): ("wgmma FP8 persistent vs cuBLASLt FP8", vs_cublaslt),
 }

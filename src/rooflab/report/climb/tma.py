@@ -1,6 +1,7 @@
-"""The BF16 wgmma rungs fed by TMA: the cp.async ring to TMA loads, TMA to warp specialisation, to
+"""The wgmma rungs fed by TMA: for BF16 the cp.async ring to TMA loads, TMA to warp specialisation, to
 persistent blocks, to 2-CTA clusters with multicast, to the TMA-store epilogue, each against cuBLAS
-BF16; where the run was profiled, Nsight Compute's figures of both rungs."""
+BF16; TF32 and 3xTF32 from their cp.async rungs to the same persistent body, against cuBLAS TF32 and
+SGEMM; where the run was profiled, Nsight Compute's figures of both rungs."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ def _evidence(s: Step) -> str:
     return s.both_evidence() or " (Run with profiling for the counters that show where the time went.)"
 
 
-def _figures(s: Step) -> str:
+def _figures(s: Step, roof: str = "BF16") -> str:
     """The step's change and the two rungs' figures: "1.27× as fast (1.780 → 1.406 ms, 782 TFLOP/s, 79%
     of the BF16 roof)"."""
     return (f"{change(s.ratio)} ({s.prev['ms']:.3f} → {s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, "
-            f"{s.this['pct_peak']:.0f}% of the BF16 roof)")
+            f"{s.this['pct_peak']:.0f}% of the {roof} roof)")
 
 
 def cp_async_to_tma(s: Step) -> str:
@@ -57,14 +58,46 @@ def to_tma_store(s: Step) -> str:
             f"4 bytes an element here, as much as both BF16 operands of a 128-row tile at K = 128." + _evidence(s))
 
 
-def vs_cublas(what: str) -> Paragraph:
-    """On a TMA record, after cuBLAS BF16: prev is cuBLAS, this is ours."""
+def vs_cublas(what: str, library: str = "cuBLAS BF16", roof: str = "BF16") -> Paragraph:
+    """On a TMA record, after its cuBLAS peer: prev is cuBLAS, this is ours."""
     def para(s: Step) -> str:
         lib, ours = s.prev, s.this
-        return (f"{what} against cuBLAS BF16 in the same run: {ours['ms']:.3f} ms ({ours['gflops'] / 1e3:,.0f} "
-                f"TFLOP/s, {ours['pct_peak']:.0f}% of the BF16 roof) against {lib['ms']:.3f} ms "
+        return (f"{what} against {library} in the same run: {ours['ms']:.3f} ms ({ours['gflops'] / 1e3:,.0f} "
+                f"TFLOP/s, {ours['pct_peak']:.0f}% of the {roof} roof) against {lib['ms']:.3f} ms "
                 f"({lib['gflops'] / 1e3:,.0f} TFLOP/s): {s.ratio:.3f}× cuBLAS's speed." + _evidence(s))
     return para
+
+
+def _norm(s: Step, which: str) -> str:
+    v = s.norm(which)
+    return "?" if v is None else f"{v:.1e}"
+
+
+def ring_to_persistent_tf32(s: Step) -> str:
+    return (f"TF32 from its cp.async ring to the BF16 climb's persistent TMA body: {_figures(s, 'TF32')}. The "
+            f"pre-pass now only transposes B (its bits as they are) and A is read where it lies: half the bytes "
+            f"of rounding and copying both, the tensor core truncating to TF32 as it reads (normwise error "
+            f"{_norm(s, 'prev')} → {_norm(s, 'this')}). After it, TMA boxes counted by an mbarrier replace every "
+            f"thread's 16-byte cp.async chunks and a block barrier per k-tile, a producer warpgroup runs the ring "
+            f"ahead, one block an SM walks all its tiles, and C leaves through TMA stores while the next tile "
+            f"starts." + _evidence(s))
+
+
+def ring_to_persistent_3xtf32(s: Step) -> str:
+    return (f"3xTF32 from its cp.async ring to the persistent TMA body: {_figures(s, 'TF32÷3')}. Each stage "
+            f"carries both parts of both operands in TMA boxes (the high parts and the residuals stacked in one "
+            f"tensor map each), the partial accumulator is still flushed every two k-tiles, and the block stays "
+            f"resident over its tiles, storing C through TMA while the next tile's products start. Normwise error "
+            f"{_norm(s, 'prev')} → {_norm(s, 'this')}." + _evidence(s))
+
+
+def vs_sgemm(s: Step) -> str:
+    lib, ours = s.prev, s.this
+    return (f"wgmma 3xTF32 on TMA against cuBLAS SGEMM in the same run: {ours['ms']:.3f} ms "
+            f"({ours['gflops'] / 1e3:,.1f} TFLOP/s, {ours['pct_peak']:.0f}% of the TF32÷3 roof) against "
+            f"{lib['ms']:.3f} ms ({lib['gflops'] / 1e3:,.1f} TFLOP/s on the FP32 CUDA cores): {s.ratio:.2f}× SGEMM's "
+            f"speed, normwise error {_norm(s, 'this')} against SGEMM's {_norm(s, 'prev')}, both on FP32 inputs."
+            + _evidence(s))
 
 
 # (rung, the earlier rung it is compared with) -> (heading, paragraph)
@@ -84,4 +117,9 @@ PARAGRAPHS = {
     ("wgmma_bf16_tma_store", "wgmma_bf16_cluster"): ("registers → TMA-store epilogue (BF16)", to_tma_store),
     ("wgmma_bf16_tma_store", "cublas_bf16"): ("wgmma BF16 TMA-store epilogue vs cuBLAS BF16",
                                               vs_cublas("wgmma BF16, persistent + TMA-store epilogue")),
+    ("wgmma_tf32_tma", "wgmma_tf32"): ("cp.async ring → persistent TMA body (TF32)", ring_to_persistent_tf32),
+    ("wgmma_tf32_tma", "cublas_tf32"): ("wgmma TF32 on TMA vs cuBLAS TF32",
+                                        vs_cublas("wgmma TF32, persistent on TMA", "cuBLAS TF32", "TF32")),
+    ("wgmma_3xtf32_tma", "wgmma_3xtf32"): ("cp.async ring → persistent TMA body (3xTF32)", ring_to_persistent_3xtf32),
+    ("wgmma_3xtf32_tma", "cublas"): ("wgmma 3xTF32 on TMA vs cuBLAS SGEMM", vs_sgemm),
 }

@@ -1,0 +1,319 @@
+// The persistent, warp-specialised TMA GEMM body of the Hopper tensor-core rungs (BF16, TF32, 3xTF32
+// and FP8), one protocol for every precision; what differs per precision is an operand policy:
+//   BK       k per stage: one 128-byte swizzle row of the element (BF16 64, TF32 32, e4m3 128)
+//   BN       tile columns (a multiple of 64); NACC = BN / 2 accumulators a consumer thread
+//   PARTS    copies of each operand a stage holds (3xTF32: a TF32 high part and a residual, stacked
+//            in one map: part p of row r at row p * rows + r)
+//   B_KMAJOR B arrives transposed (B^T, N x K: boxes at (k, n)); else B's 64-column panels (n, k)
+//   FLUSH    0: the wgmma chain keeps the accumulator; F > 0: F k-tiles' products are summed from
+//            zero in a partial accumulator, which is then added to the FP32 one with FP32 adds
+//   mma(d, a, b, accumulate)  a consumer warpgroup's MMAs on one stage (a: its 64 rows of A, b: B's
+//            BN rows or panels); accumulate false: the first of them starts d from zero
+// Every box is 64 rows of 128 bytes (8 KB), 128-byte swizzled: a stage holds PARTS x (BM / 64) boxes
+// of A, then PARTS x (BN / 64) boxes of B.
+//
+// Persistent and warp-specialised, in clusters of CLUSTER CTAs stacked along M (1: no cluster): at
+// most one CTA an SM walks the schedule's tiles (cluster c: tiles c, c + clusters, ...); the producer
+// thread runs the ring through all of them, so the next tile's stages load while the consumers store
+// this one's C. The ring's k-tile count `it` runs on across tiles (slot it % STAGES, phase
+// (it / STAGES) & 1). A slot is released by one thread per consumer warpgroup on the empty barrier of
+// every CTA of the cluster (count CONSUMERS x CLUSTER), as a partner's multicast writes into this
+// CTA's slot too: one k-tile later, after the wait that retires the slot's MMAs (at once where every
+// k-tile is flushed: its own wait_group 0 retired them). Both CTAs of a cluster walk the same tiles. Every thread of the
+// cluster meets at the end, so no CTA exits while a partner may still arrive on its barriers.
+// With TMA_STORE the epilogue goes through shared memory (store_acc_tma) where C's rows can be
+// mapped (N a multiple of 4, C 16-byte aligned: the rule the host encodes C's map by), else directly;
+// C's map sits 128 bytes after B's.
+//
+// Every barrier wait gives up after MBAR_TIMEOUT_NS (ptx.cuh): a thread that timed out waits for
+// nothing more, issues no more copies and stores nothing, so a stage whose bytes never arrive
+// leaves C NaN-poisoned (the harness FAILS the rung) instead of hanging the process.
+#pragma once
+
+#include "ptx.cuh"
+#include "wgmma_store.cuh"
+
+#define TP_BOX_BYTES (64 * 128)  // one box: 64 rows of one 128-byte swizzle row
+#define TP_C_BOX_BYTES (64 * 128)  // one 64 x 32 FP32 box of C in the TMA-store epilogue
+#ifndef GROUP_M
+#define GROUP_M 16
+#endif
+// the ring: per stage parts x (2 A boxes + bn / 64 B boxes), + 1024 for aligning it; + the TMA-store
+// epilogue's staging: 2 boxes for each of 2 consumer warpgroups
+#define TP_SMEM(parts, bn, stages) ((stages) * (parts) * (2 + (bn) / 64) * TP_BOX_BYTES + 1024)
+#define TP_STORE_SMEM(parts, bn, stages) (TP_SMEM(parts, bn, stages) + 4 * TP_C_BOX_BYTES)
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace tma_persistent {
+
+template <int N>
+__device__ __forceinline__ void fence_acc(float (&d)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
+// grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...
+template <int BM, int BN, int CLUSTER, int GROUP = GROUP_M>
+struct Schedule {
+    int grid_n, rows_c, tiles;
+    __device__ __forceinline__ Schedule(int M, int N)
+    {
+        grid_n = (N + BN - 1) / BN;
+        rows_c = ((M + BM - 1) / BM + CLUSTER - 1) / CLUSTER;
+        tiles = rows_c * grid_n;
+    }
+    __device__ __forceinline__ void at(int t, unsigned rank, int& bm, int& bn) const
+    {
+        constexpr int G = GROUP / CLUSTER > 0 ? GROUP / CLUSTER : 1;
+        const int in_group = G * grid_n, first = (t / in_group) * G;
+        const int group_rows = min(rows_c - first, G);
+        bm = ((first + (t % in_group) % group_rows) * CLUSTER + (int)rank) * BM;
+        bn = ((t % in_group) / group_rows) * BN;
+    }
+};
+
+// one stage of the tile at (bm, bn): arm the slot's full barrier with the bytes to come, then issue
+// the boxes. Boxes wholly past M or N are not issued (they would only feed rows or columns of C that
+// are never stored); a cluster's spare CTA past M loads no A. In a cluster each CTA loads its own A,
+// and B's boxes, the same for every CTA of the cluster, are split between them, each multicast into
+// every CTA; each CTA's barrier expects its A and all of B (a partner's box may land before this CTA
+// armed the barrier: the phase cannot complete before this CTA's own arrival).
+template <class Op, int BM, int CLUSTER>
+__device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, int M, int N, int bm, int bn,
+                                            unsigned slot, unsigned full, int kt, unsigned rank)
+{
+    const int k0 = kt * Op::BK;
+    const int a_boxes = max(0, min(BM / 64, (M - bm + 63) / 64)), b_boxes = min(Op::BN / 64, (N - bn + 63) / 64);
+#ifdef PLANT_SHORT_TX  // a planted bug for the GPU tests: the barrier waits for 16 bytes that never come
+    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes + b_boxes) * TP_BOX_BYTES + 16);
+#else
+    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes + b_boxes) * TP_BOX_BYTES);
+#endif
+#pragma unroll
+    for (int p = 0; p < Op::PARTS; p++)
+        for (int w = 0; w < a_boxes; w++)
+            tma_load_2d(slot + (p * (BM / 64) + w) * TP_BOX_BYTES, tmA, k0, p * M + bm + 64 * w, full);
+    const unsigned sb = slot + Op::PARTS * BM * 128;
+#pragma unroll
+    for (int p = 0; p < Op::PARTS; p++) {
+        for (int q = CLUSTER > 1 ? (int)rank : 0; q < b_boxes; q += CLUSTER) {
+            const unsigned dst = sb + (p * (Op::BN / 64) + q) * TP_BOX_BYTES;
+            const int c0 = Op::B_KMAJOR ? k0 : bn + 64 * q, c1 = Op::B_KMAJOR ? p * N + bn + 64 * q : k0;
+            if constexpr (CLUSTER > 1)
+                tma_load_2d_multicast(dst, tmB, c0, c1, full, (unsigned short)((1u << CLUSTER) - 1));
+            else
+                tma_load_2d(dst, tmB, c0, c1, full);
+        }
+    }
+}
+
+// a consumer warpgroup's release of a slot: on the empty barrier of every CTA of the cluster
+template <int CLUSTER>
+__device__ __forceinline__ void release(unsigned empty)
+{
+    if constexpr (CLUSTER == 1) {
+        mbar_arrive(empty);
+    } else {
+#pragma unroll
+        for (int c = 0; c < CLUSTER; c++) mbar_arrive_cluster(empty, c);
+    }
+}
+
+// a consumer warpgroup's 128 threads meet (named barrier 1 + cw; 0 is __syncthreads)
+__device__ __forceinline__ void warpgroup_sync(int cw)
+{
+    if (cw == 0)
+        asm volatile("bar.sync 1, 128;\n" ::: "memory");
+    else
+        asm volatile("bar.sync 2, 128;\n" ::: "memory");
+}
+
+// The epilogue through shared memory: a consumer warpgroup's 64 x (4 NACC / 2) FP32 accumulators leave
+// as TMA stores of 64 x 32 boxes (one 128-byte row each, 128-byte swizzle: chunk c of row r at
+// c ^ (r & 7), so the 8 rows a warp writes at once fall in different banks), through two 8 KB buffers
+// in turn; only thread 0 of the warpgroup issues and waits on its bulk groups. The warpgroup goes on to
+// the next tile as soon as its last box is issued, so C's writes to memory overlap the next tile's
+// products. Rows past M and columns past N are clipped by TMA itself.
+template <int NACC>
+__device__ __forceinline__ void store_acc_tma(const float (&acc)[NACC], const void* tmC, unsigned bufs, int row0,
+                                              int bn, int N, int cw)
+{
+    const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32;
+    const bool leader = threadIdx.x % 128 == 0;
+    if (leader) bulk_wait_read<0>();  // the last tile's boxes have left both buffers
+    warpgroup_sync(cw);
+#pragma unroll
+    for (int bx = 0; bx < NACC / 16; bx++) {
+        const unsigned buf = bufs + (bx & 1) * TP_C_BOX_BYTES;
+        if (bx >= 2) {  // this buffer's previous box (bx - 2) has been read; bx - 1 may still be
+            if (leader) bulk_wait_read<1>();
+            warpgroup_sync(cw);
+        }
+#pragma unroll
+        for (int jj = 0; jj < 4; jj++) {
+            const int j = 4 * bx + jj;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int r = 16 * w + lane / 4 + 8 * h, byte = (8 * jj + 2 * (lane % 4)) * 4;
+                const unsigned at = buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(acc[4 * j + 2 * h]),
+                             "f"(acc[4 * j + 2 * h + 1])
+                             : "memory");
+            }
+        }
+        fence_proxy_async();  // the generic-proxy writes, visible to TMA
+        warpgroup_sync(cw);
+        if (leader) {
+            if (bn + 32 * bx < N) tma_store_2d(tmC, buf, bn + 32 * bx, row0);
+            bulk_commit();  // a group for every box, stored or not: the waits above count groups
+        }
+    }
+}
+
+// a consumer warpgroup's k-tiles of one tile; false if a wait timed out. `it` runs on across tiles.
+template <class Op, int CLUSTER, int STAGES, int STAGE_BYTES, int BM>
+__device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned base, unsigned bars, int KT, int& it,
+                                             int cw, bool signals)
+{
+    constexpr int NACC = Op::NACC;
+    const auto full = [&](int s) { return bars + 8 * s; };
+    const auto empty = [&](int s) { return bars + 8 * (STAGES + s); };
+    const unsigned a_off = cw * 64 * 128, b_off = Op::PARTS * BM * 128;
+#pragma unroll
+    for (int e = 0; e < NACC; e++) acc[e] = 0.0f;
+    float part[Op::FLUSH ? NACC : 1];  // a group's first MMA overwrites it; zeroed so no register starts undefined
+#pragma unroll
+    for (int e = 0; e < (Op::FLUSH ? NACC : 1); e++) part[e] = 0.0f;
+    bool ok = true;
+    for (int kt = 0; kt < KT; kt++, it++) {
+        const int s = it % STAGES;
+        if (!(ok = mbar_wait_bounded(full(s), (it / STAGES) & 1))) break;
+        const unsigned slot = base + s * STAGE_BYTES;
+        if constexpr (Op::FLUSH == 0) {
+            fence_acc(acc);
+            wgmma_fence();
+            Op::mma(acc, slot + a_off, slot + b_off, 1);
+            wgmma_commit();
+            wgmma_wait<1>();  // tile kt - 1's products are done: its slot may be refilled
+            fence_acc(acc);
+        } else if constexpr (Op::FLUSH == 1) {
+            // every k-tile flushed: its own wait retires it, so its slot goes back at once
+            fence_acc(part);
+            wgmma_fence();
+            Op::mma(part, slot + a_off, slot + b_off, 0);
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_acc(part);
+            if (signals) release<CLUSTER>(empty(s));
+#pragma unroll
+            for (int e = 0; e < NACC; e++) acc[e] += part[e];
+            continue;
+        } else {
+            // one flush per group: the group's last wait retires everything (the release pattern stays
+            // that of the chain above, one k-tile late, so ptxas can pair every wait with its wgmma)
+            const bool first = kt % Op::FLUSH == 0, last = kt == KT - 1 || (kt + 1) % Op::FLUSH == 0;
+            fence_acc(part);
+            wgmma_fence();
+            Op::mma(part, slot + a_off, slot + b_off, !first);
+            wgmma_commit();
+            if (last) {
+                wgmma_wait<0>();
+                fence_acc(part);
+#pragma unroll
+                for (int e = 0; e < NACC; e++) acc[e] += part[e];
+            } else {
+                wgmma_wait<1>();
+                fence_acc(part);
+            }
+        }
+        if (kt > 0 && signals) release<CLUSTER>(empty((it - 1) % STAGES));
+    }
+    wgmma_wait<0>();  // also where a wait timed out: no MMA may still own the registers
+    fence_acc(acc);
+    fence_acc(part);
+    if (!ok) return false;
+    if (Op::FLUSH != 1 && signals) release<CLUSTER>(empty((it - 1) % STAGES));
+    return true;
+}
+
+// one producer warpgroup (warpgroup 0) + 2 consumer warpgroups (each 64 rows of the 128-row tile);
+// registers move from the producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS): setmaxnreg.inc
+// blocks until the block's pool has them, so 128 * (PRODUCER_REGS + 2 * CONSUMER_REGS) must fit it.
+// GROUP: row tiles a group of the tile order (how many tiles of A and of B the SMs share at once)
+template <class Op, int CLUSTER, int STAGES, int PRODUCER_REGS, int CONSUMER_REGS, bool TMA_STORE, int GROUP = GROUP_M>
+__device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+    constexpr int CONSUMERS = 2, BM = 64 * CONSUMERS;
+    constexpr int STAGE_BYTES = Op::PARTS * (BM / 64 + Op::BN / 64) * TP_BOX_BYTES;
+    static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "register file overcommitted");
+    extern __shared__ __align__(1024) unsigned char tp_smem[];
+    __shared__ __align__(8) unsigned long long bars[2 * STAGES];
+    const unsigned base = (smem_u32(tp_smem) + 1023u) & ~1023u, bar0 = smem_u32(bars);
+    const int tid = threadIdx.x, wg = tid / 128;
+    if (tid == 0) {
+#pragma unroll
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(bar0 + 8 * s, 1);
+            mbar_init(bar0 + 8 * (STAGES + s), CONSUMERS * CLUSTER);
+        }
+        mbar_init_fence();
+    }
+    const unsigned rank = CLUSTER > 1 ? cluster_ctarank() : 0u;
+    if (CLUSTER > 1) cluster_sync(); else __syncthreads();
+    const Schedule<BM, Op::BN, CLUSTER, GROUP> sch(M, N);
+    const int first = CLUSTER > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
+    const int stride = CLUSTER > 1 ? (int)cluster_count_x() : (int)gridDim.x;
+    const int KT = (K + Op::BK - 1) / Op::BK;
+
+    if (wg == 0) {
+        setmaxnreg_dec<PRODUCER_REGS>();
+        if (tid == 0) {
+            tensormap_acquire(tmA);
+            tensormap_acquire(tmB);
+            int it = 0;
+            bool ok = true;
+            for (int tile = first; ok && tile < sch.tiles; tile += stride) {
+                int bm, bn;
+                sch.at(tile, rank, bm, bn);
+                for (int kt = 0; kt < KT; kt++, it++) {
+                    const int s = it % STAGES;
+                    if (it >= STAGES && !(ok = mbar_wait_bounded(bar0 + 8 * (STAGES + s), (it / STAGES - 1) & 1))) break;
+                    issue_stage<Op, BM, CLUSTER>(tmA, tmB, M, N, bm, bn, base + s * STAGE_BYTES, bar0 + 8 * s, kt, rank);
+                }
+            }
+            // leave no copy in flight behind this thread: the last stages issued have landed
+            for (int j = max(0, it - STAGES); ok && j < it; j++) ok = mbar_wait_bounded(bar0 + 8 * (j % STAGES), (j / STAGES) & 1);
+        }
+    } else {
+        setmaxnreg_inc<CONSUMER_REGS>();
+        const int cw = wg - 1;
+        const bool signals = tid % 128 == 0;
+        const bool c_by_tma = TMA_STORE && N % 4 == 0 && (reinterpret_cast<size_t>(C) & 15) == 0;
+        const void* tmC = static_cast<const char*>(tmB) + 128;
+        const unsigned cbufs = base + STAGES * STAGE_BYTES + cw * 2 * TP_C_BOX_BYTES;
+        if (c_by_tma && signals) tensormap_acquire(tmC);
+        int it = 0;
+        for (int tile = first; tile < sch.tiles; tile += stride) {
+            int bm, bn;
+            sch.at(tile, rank, bm, bn);
+            float acc[Op::NACC];
+            if (!consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals)) break;
+#ifndef TMA_SKIP_C_STORE  // measuring the epilogue's share of the time: never a rung (C is left unwritten)
+            if (TMA_STORE && c_by_tma) {
+                if (bm + cw * 64 < M) store_acc_tma<Op::NACC>(acc, tmC, cbufs, bm + cw * 64, bn, N, cw);
+            } else {
+                store_wgmma_acc(acc, C, M, N, bm + cw * 64, bn);
+            }
+#else
+            if (acc[0] == 12345.678f) C[0] = acc[1];  // keeps the products from being optimised away
+#endif
+        }
+        if (TMA_STORE && c_by_tma && signals) bulk_wait_all();  // no store still reading this block's memory
+    }
+    if (CLUSTER > 1) cluster_sync();
+}
+
+}  // namespace tma_persistent
+#endif

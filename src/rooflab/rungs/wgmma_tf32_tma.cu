@@ -1,0 +1,133 @@
+// Tensor-core rungs, Hopper: TF32 and FP32-accurate 3xTF32 GEMM on wgmma.mma_async fed by TMA, on the
+// persistent warp-specialised body of the BF16 climb (include/tma_persistent.cuh), sm_90a only.
+// C (FP32, M x N row-major) = A (M x K) * B (K x N), FP32 inputs.
+//
+// TF32 wgmma reads both operands K-major (the transpose immediates exist only for 16-bit types), and
+// row-major B is N-major, so a pre-pass of include/stage_tf32.cuh runs first, timed with the GEMM
+// (rooflab.cuda.staging):
+//   TF32 (scheme "tma_tf32t"): B' = B^T (N x K), the bits as they are; A is read where it is. The
+//     tensor core truncates both to TF32 as it reads them (the rung's rounding "tf32_trunc").
+//   3xTF32 (scheme "tma_3xtf32"): A' = [A_big; A_small] (2M x Kp), B' = [B_big^T; B_small^T] (2N x Kp),
+//     big = tf32_rna(x), small = tf32_rna(x - big).
+// Then the kernels take tensor maps of the K-major operands and of C (rooflab.cuda.tma):
+//   A or A': dims {K, parts x M}, box {32, 64}: 32 k (128 B) x 64 rows
+//   B':      dims {K, parts x N}, box {32, 64}
+//   C:       dims {N, M}, box {32, 64}, for the TMA-store epilogue
+// 128-byte swizzle, zero fill out of bounds: a box lands as the K-major swizzled tile both
+// descriptors read (start + 32 B per k8 step, SBO 1024 between 8-row groups), and a stage's B boxes,
+// one after another, are one K-major operand of BN rows.
+//
+// Accumulation. The tensor core's FP32 accumulation truncates, so a long chain collects an error
+// growing with K.
+//   TF32: the accumulator stays in the wgmma chain (as cuBLAS TF32 does); 128 x 256 tiles. The K tail
+//     (K not a multiple of 32) is zero-filled by TMA.
+//   3xTF32: per k8 step three products (big*small, small*big, big*big; small*small ~2^-22 dropped)
+//     into a partial accumulator summed from zero for FLUSH k-tiles, then added to the FP32
+//     accumulator with round-to-nearest adds; 128 x 128 tiles (partial + accumulator: 128 registers).
+//
+// Shapes: any M, N >= 1; K through Kp. Persistent: at most one block an SM (the record's grid
+// function), block 384 (a producer warpgroup, two consumers), dynamic shared memory TP_STORE_SMEM.
+// Compile with -arch=sm_90a; for any other target the main kernels' bodies are empty (the stage_*
+// kernels run anywhere).
+
+#include "ptx.cuh"
+#include "stage_tf32.cuh"
+#include "tma_persistent.cuh"
+
+#define TF_BK 32  // one 128-byte swizzle row of FP32
+
+// the pre-pass (any architecture)
+extern "C" __global__ void stage_a_tf32(const float* X, float* out, int R, int K, int Kp) { stage_rows<1>(X, out, R, K, Kp); }
+extern "C" __global__ void stage_a_3xtf32(const float* X, float* out, int R, int K, int Kp) { stage_rows<2>(X, out, R, K, Kp); }
+extern "C" __global__ void stage_bt_tf32(const float* X, float* out, int K, int N, int Kp) { stage_cols<1>(X, out, K, N, Kp); }
+extern "C" __global__ void stage_bt_3xtf32(const float* X, float* out, int K, int N, int Kp) { stage_cols<2>(X, out, K, N, Kp); }
+extern "C" __global__ void stage_bt_transpose(const float* X, float* out, int K, int N) { transpose_rows(X, out, K, N); }
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace tf32_tma {
+
+// TF32: one part, m64n256k8 on both K-major operands, the chain keeping the accumulator
+struct Tf32Op {
+    static constexpr int BK = TF_BK, BN = 256, NACC = 128, PARTS = 1, FLUSH = 0;
+    static constexpr bool B_KMAJOR = true;
+    static __device__ __forceinline__ void mma(float (&d)[128], unsigned a0, unsigned b0, int accumulate)
+    {
+#pragma unroll
+        for (int kk = 0; kk < TF_BK / 8; kk++)
+            wgmma_m64n256k8_tf32(d, make_desc(a0 + kk * 32, 16, 1024), make_desc(b0 + kk * 32, 16, 1024),
+                                 accumulate || kk > 0);
+    }
+};
+
+// 3xTF32: the stage holds A_big's and A_small's boxes (a: the warpgroup's rows of A_big; its A_small
+// 2 boxes = 16 KB on), then B_big's 2 boxes and B_small's 2 (b: B_big; B_small 16 KB on)
+template <int FLUSH_>
+struct X3Op {
+    static constexpr int BK = TF_BK, BN = 128, NACC = 64, PARTS = 2, FLUSH = FLUSH_;
+    static constexpr bool B_KMAJOR = true;
+    static constexpr unsigned A_PART = 2 * TP_BOX_BYTES, B_PART = (BN / 64) * TP_BOX_BYTES;
+    static __device__ __forceinline__ void mma(float (&d)[64], unsigned a0, unsigned b0, int accumulate)
+    {
+#pragma unroll
+        for (int kk = 0; kk < TF_BK / 8; kk++) {
+            const unsigned ka = a0 + kk * 32, kb = b0 + kk * 32;
+            const auto a_big = make_desc(ka, 16, 1024), a_small = make_desc(ka + A_PART, 16, 1024);
+            const auto b_big = make_desc(kb, 16, 1024), b_small = make_desc(kb + B_PART, 16, 1024);
+            wgmma_m64n128k8_tf32(d, a_big, b_small, accumulate || kk > 0);
+            wgmma_m64n128k8_tf32(d, a_small, b_big, 1);
+            wgmma_m64n128k8_tf32(d, a_big, b_big, 1);
+        }
+    }
+};
+
+}  // namespace tf32_tma
+#endif
+
+// TF32, 128 x 256 tiles, 4 stages, TMA-store epilogue (TP_STORE_SMEM(1, 256, 4) = 230400 bytes)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_tf32_tma(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32Op, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the same in 2-CTA clusters along M, B's boxes multicast into both
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define TF_CLUSTER_DIMS_2
+#else
+#define TF_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)
+#endif
+extern "C" __global__ void TF_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_tf32_tma_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32Op, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 3xTF32, 128 x 128 tiles, 3 stages, the partial flushed every 2 k-tiles (TP_STORE_SMEM(2, 128, 3) =
+// 230400 bytes); _f1, _f4: every k-tile, every 4
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_tma(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3Op<2>, 1, 3, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_tma_f1(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3Op<1>, 1, 3, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_tma_f4(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3Op<4>, 1, 3, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}

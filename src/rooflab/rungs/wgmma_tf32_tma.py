@@ -1,0 +1,59 @@
+"""The TF32 and 3xTF32 wgmma rungs fed by TMA (rungs/wgmma_tf32_tma.cu, sm_90a): the BF16 climb's
+persistent, warp-specialised body with its TMA-store epilogue (include/tma_persistent.cuh), on the
+K-major operands of the TF32 pre-pass (include/stage_tf32.cuh, timed with the GEMM: staging schemes
+"tma_tf32t": B transposed only, both operands truncated by the tensor core; and "tma_3xtf32"). Their
+climb paragraphs are in rooflab/report/climb/tma.py."""
+
+from rooflab.rungs.record import Rung, Variant, persistent_grid
+from rooflab.rungs.wgmma_bf16_tma import store_smem_bytes
+
+_COMMON = dict(stage="tensor cores", source="rungs/wgmma_tf32_tma.cu", requires_cc=(9, 0), exact_cc=True,
+               options=("-arch=sm_90a",))
+
+_TF32_VARIANTS = (
+    Variant("128x256x32 persistent, producer + 2 consumers stages 4, TMA-store epilogue", "mm_wgmma_tf32_tma",
+            (384, 1, 1), persistent_grid(1), store_smem_bytes(4)),
+    Variant("2x(128x256x32) clusters, B multicast, persistent stages 4, TMA-store epilogue",
+            "mm_wgmma_tf32_tma_cluster", (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
+)
+_X3_SMEM = store_smem_bytes(3, parts=2, bn=128)
+_X3_VARIANTS = (
+    Variant("128x128x32 persistent, producer + 2 consumers stages 3 flush 2, TMA-store epilogue",
+            "mm_wgmma_3xtf32_tma", (384, 1, 1), persistent_grid(1, bn=128), _X3_SMEM),
+    Variant("128x128x32 persistent stages 3 flush 1, TMA-store epilogue", "mm_wgmma_3xtf32_tma_f1", (384, 1, 1),
+            persistent_grid(1, bn=128), _X3_SMEM),
+    Variant("128x128x32 persistent stages 3 flush 4, TMA-store epilogue", "mm_wgmma_3xtf32_tma_f4", (384, 1, 1),
+            persistent_grid(1, bn=128), _X3_SMEM),
+)
+
+WGMMA_TF32_TMA = Rung(
+    name="wgmma_tf32_tma", title="wgmma TF32, TMA + WS, persistent (Hopper)", precision="tf32",
+    rounding="tf32_trunc", **_COMMON, staging="tma_tf32t", kernel=_TF32_VARIANTS[0].kernel, block=_TF32_VARIANTS[0].block,
+    grid=_TF32_VARIANTS[0].grid, shared_mem=_TF32_VARIANTS[0].shared_mem, loads_per_fma=1 / 256 + 1 / 128,
+    variants=_TF32_VARIANTS,
+    explain="TF32 on the BF16 climb's last kernel: B is first transposed (timed with the GEMM; its bits as they "
+            "are), so both operands are K-major as TF32 wgmma requires, and A is read where it lies; tensor maps of "
+            "A, B^T and C (FP32, 32 k × 64 rows a box, 128-byte swizzle) feed a persistent block an SM, one producer "
+            "warpgroup issuing TMA into a 4-stage mbarrier ring and two consumers issuing m64n256k8 on 128×256 "
+            "tiles, C leaving through shared memory and TMA stores. The tensor core truncates the FP32 bits to "
+            "TF32 as it reads them, so the rung is checked against the product of the truncated inputs; the "
+            "accumulator stays in the wgmma chain, as cuBLAS TF32's does.",
+    compare=("wgmma_tf32", "cublas_tf32"),
+    ratios=(("wgmma_tf32", "time_wgmma TF32 / time_wgmma TF32 TMA"),
+            ("cublas_tf32", "time_cuBLAS TF32 / time_wgmma TF32 TMA")),
+)
+WGMMA_3XTF32_TMA = Rung(
+    name="wgmma_3xtf32_tma", title="wgmma 3xTF32, TMA + WS, persistent (Hopper, FP32-accurate)", precision="3xtf32",
+    **_COMMON, staging="tma_3xtf32", kernel=_X3_VARIANTS[0].kernel, block=_X3_VARIANTS[0].block,
+    grid=_X3_VARIANTS[0].grid, shared_mem=_X3_VARIANTS[0].shared_mem, loads_per_fma=(1 / 128 + 1 / 128) * 2,
+    variants=_X3_VARIANTS,
+    explain="3xTF32 on the persistent TMA body: the pre-pass splits A and the transpose of B into TF32 high and "
+            "residual parts, stacked in one tensor map each, and a stage carries both parts of both operands; "
+            "two consumer warpgroups run three m64n128k8 products per k8 step (big·small, small·big, big·big) "
+            "into a partial accumulator that starts from zero every two k-tiles and is then added to the FP32 "
+            "accumulator with round-to-nearest adds, so the tensor core's truncating accumulation never acts on "
+            "a long sum. Checked against FP32's tolerance on FP32 inputs.",
+    compare=("wgmma_3xtf32", "cublas"),
+    ratios=(("wgmma_3xtf32", "time_wgmma 3xTF32 / time_wgmma 3xTF32 TMA"),
+            ("cublas", "time_cuBLAS SGEMM / time_wgmma 3xTF32 TMA")),
+)

@@ -1,0 +1,221 @@
+"""The persistent TMA body (include/tma_persistent.cuh) as each precision's rungs use it, with no GPU:
+every variant's record (block, shared memory, grid, staging) follows from the template arguments of the
+kernel it launches; the staging schemes of the TF32 and 3xTF32 rungs run the pre-pass, then map its
+outputs (both K-major, parts stacked) and C; the ring's slot release is replayed for the flushed
+accumulation. The kernels' numbers are checked on the GPU (tests/test_gpu_tma.py)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rooflab.cuda import staging, tma
+from rooflab.rungs.record import persistent_grid
+from rooflab.rungs.wgmma_bf16_tma import TMA_RUNGS
+from rooflab.rungs.wgmma_fp8 import WGMMA_FP8_PERSISTENT
+from rooflab.rungs.wgmma_tf32_tma import WGMMA_3XTF32_TMA, WGMMA_TF32_TMA
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "src" / "rooflab"
+NVCC = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not on PATH")
+SMEM_LIMIT = 227 * 1024
+PERSISTENT = (*[r for r in TMA_RUNGS if r.name in ("wgmma_bf16_persistent", "wgmma_bf16_cluster", "wgmma_bf16_tma_store")],
+              WGMMA_TF32_TMA, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT)
+# the operand policy each file's kernels name -> (parts, tile columns)
+OPS = {"tma_gemm::Bf16Op": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::X3Op": (2, 128),
+       "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<256": (1, 256)}
+STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS)
+
+
+def _entries(source: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:
+    """kernel -> (cluster macro or "", operand policy, (cluster, stages, producer regs, consumer regs, store))."""
+    found = re.findall(r'extern "C" __global__ void ((?:\w+_CLUSTER_DIMS_\d+ )?)__launch_bounds__\(384, 1\)\s*\n'
+                       r'(\w+)\((?:(?!extern "C").)*?tma_persistent::body<((?:\w+::)*\w+(?:<[\d, ]+>)?), ([\w, ]+)>\(',
+                       source.read_text(), flags=re.S)
+    flag = {"true": 1, "false": 0}
+    return {name: (macro.strip(), op, tuple(flag[x] if x in flag else int(x) for x in (a.strip() for a in args.split(","))))
+            for macro, name, op, args in found}
+
+
+def _op(op: str) -> tuple[int, int]:
+    return next(v for k, v in OPS.items() if op.startswith(k))
+
+
+@pytest.mark.parametrize("rung", PERSISTENT, ids=lambda r: r.name)
+def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
+    inst = _entries(rung.source_path())
+    assert rung.variants and rung.kernel == rung.variants[0].kernel
+    for v in rung.variants:
+        macro, op, (cluster, stages, producer_regs, consumer_regs, store, *group) = inst[v.kernel]
+        assert group in ([], [8], [32]), v.kernel  # the tile order's groups, where not the default 16
+        parts, bn = _op(op)
+        ring = stages * parts * (2 + bn // 64) * 8192 + 1024
+        assert v.shared_mem == ring + (4 * 8192 if store else 0) <= SMEM_LIMIT, v.label
+        assert v.block == (384, 1, 1) and 128 * (producer_regs + 2 * consumer_regs) <= 65536, v.label
+        assert bool(store) == (rung.staging in STORING), v.label  # C's map follows B's only then
+        assert (macro == f"{macro.split('_CLUSTER')[0]}_CLUSTER_DIMS_{cluster}") == (cluster > 1), v.kernel
+        assert f"stages {stages}" in v.label and f"128x{bn}x" in v.label, v.label
+        ref = persistent_grid(cluster, 128, bn)
+        for shape in ((1000, 777, 1234), (8192, 8192, 64), (1, 1, 1), (4096, 4096, 64)):
+            assert v.grid(*shape, sms=132) == ref(*shape, sms=132), (v.label, shape)
+        assert v.grid(1, 1, 1, sms=132) == (cluster, 1, 1)
+
+
+def test_the_precisions_carry_their_own_staging_and_tolerance():
+    assert WGMMA_TF32_TMA.staging == staging.TMA_TRANSPOSE and WGMMA_3XTF32_TMA.staging == "tma_3xtf32"
+    assert WGMMA_TF32_TMA.rounding == "tf32_trunc"  # the tensor core truncates the bits nobody rounded
+    assert WGMMA_FP8_PERSISTENT.staging == staging.TMA_FP8_STORE
+    from rooflab.rungs.tensor import WGMMA_3XTF32, WGMMA_TF32
+
+    assert WGMMA_TF32_TMA.precision == WGMMA_TF32.precision
+    assert WGMMA_TF32_TMA.normwise_tolerance(4096) == WGMMA_TF32.normwise_tolerance(4096)
+    assert WGMMA_3XTF32_TMA.normwise_tolerance(4096) == WGMMA_3XTF32.normwise_tolerance(4096)
+    for r in (WGMMA_TF32_TMA, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT):
+        assert r.exact_cc and r.requires_cc == (9, 0) and "-arch=sm_90a" in r.options
+
+
+def test_the_new_rungs_sit_after_their_cp_async_rungs():
+    from rooflab import rungs
+
+    names = rungs.names()
+    assert names.index("wgmma_3xtf32_tma") == names.index("wgmma_3xtf32") + 1
+    assert names.index("wgmma_tf32_tma") == names.index("wgmma_tf32") + 1 < names.index("cublas_tf32")
+    assert names.index("wgmma_fp8_persistent") == names.index("wgmma_fp8") + 1
+
+
+@pytest.mark.parametrize("parts", (1, 2))
+def test_the_staged_maps_stack_the_parts_k_major(parts):
+    """A' and B' are FP32, K-major (B' is B^T), Kp columns, parts x M / parts x N rows: a box is 32 k x 64
+    rows, one 128-byte swizzle row each, and a part's rows start parts apart in the same map."""
+    layout = tma.STAGED_F32[parts]
+    sa, sb = tma.operand_specs(45, 33, 96, layout=layout)
+    assert (sa.rows, sa.cols, sa.pitch) == (parts * 45, 96, 96 * 4)
+    assert (sb.rows, sb.cols, sb.pitch) == (parts * 33, 96, 96 * 4)
+    for spec in (sa, sb):
+        args = tma.encode_args(spec)
+        assert args["data_type"] == tma.DATA_TYPE_FLOAT32 and args["box"] == (32, 64) and spec.problems(0x1000) == []
+
+
+@pytest.mark.parametrize("scheme,prepass", sorted(staging.TMA_PREPASS.items()))
+def test_the_prepass_schemes_map_the_prepass_outputs_and_c(monkeypatch, scheme, prepass):
+    """The pre-pass runs on the caller's arrays, then the maps are of its outputs (not of A and B), with
+    Kp and the layout of its parts, and C's map is asked for."""
+    calls = []
+
+    class FakeKernel:
+        def __init__(self, name):
+            self.name = name
+
+        def launch(self, grid, block, args):
+            calls.append((self.name, grid, block, args[0], int(args[-1])))
+
+    class FakeCupy:
+        float32 = np.float32
+
+        @staticmethod
+        def empty(n, dtype):
+            calls.append(("alloc", n))
+            return f"buf{len(calls)}"
+
+    monkeypatch.setattr(staging, "get_kernel", lambda src, name, **kw: FakeKernel(name))
+    monkeypatch.setattr(staging, "cupy", lambda: FakeCupy)
+    monkeypatch.setattr(tma, "operand_maps", lambda a, b, m, n, k, label, layout, c: calls.append(
+        ("maps", a, b, m, n, k, layout, c)) or ("MA", "MB"))
+    assert staging.takes_c(scheme)
+    stage, kp = staging.stager(WGMMA_TF32_TMA.source, (), scheme, 45, 33, 70, "x")
+    assert kp == 96 and stage("A", "B", "C") == ("MA", "MB")
+    parts = staging.SCHEMES[prepass]
+    assert calls[0] == ("alloc", parts * 45 * 96) and calls[1] == ("alloc", parts * 33 * 96)
+    assert calls[2][0] == f"stage_a_{prepass}" and calls[2][3] == "A"
+    assert calls[3][0] == f"stage_bt_{prepass}" and calls[3][3] == "B" and calls[3][1] == (2, 3, 1)
+    assert calls[4] == ("maps", "buf1", "buf2", 45, 33, 96, tma.STAGED_F32[parts], "C")
+
+
+def test_the_stage_kernels_are_defined_where_the_rungs_look_for_them():
+    src = WGMMA_TF32_TMA.source_path().read_text()
+    for p in staging.TMA_PREPASS.values():
+        for kind in ("a", "bt"):
+            assert re.search(rf'extern "C" __global__ void stage_{kind}_{p}\(', src)
+    assert re.search(r'extern "C" __global__ void stage_bt_transpose\(const float\* X, float\* out, int K, int N\)', src)
+
+
+def test_the_transposing_scheme_maps_a_in_place_and_b_transposed(monkeypatch):
+    """Only B goes through a kernel (transposed into an N x K scratch); A's map is of the caller's array,
+    K is as it is (TMA zero-fills the tail), and C's map is asked for."""
+    calls = []
+
+    class FakeKernel:
+        def launch(self, grid, block, args):
+            calls.append(("transpose", grid, block, args[0], [int(x) for x in args[2:]]))
+
+    class FakeCupy:
+        float32 = np.float32
+
+        @staticmethod
+        def empty(shape, dtype):
+            calls.append(("alloc", shape))
+            return "BT"
+
+    monkeypatch.setattr(staging, "get_kernel", lambda src, name, **kw: calls.append(("get", name)) or FakeKernel())
+    monkeypatch.setattr(staging, "cupy", lambda: FakeCupy)
+    monkeypatch.setattr(tma, "operand_maps", lambda a, b, m, n, k, label, layout, c: calls.append(
+        ("maps", a, b, m, n, k, layout, c)) or ("MA", "MB"))
+    assert staging.takes_c(staging.TMA_TRANSPOSE)
+    stage, k = staging.stager(WGMMA_TF32_TMA.source, (), staging.TMA_TRANSPOSE, 45, 33, 70, "x")
+    assert k == 70 and stage("A", "B", "C") == ("MA", "MB")
+    assert calls == [("get", "stage_bt_transpose"), ("alloc", (33, 70)),
+                     ("transpose", (2, 3, 1), (32, 8, 1), "B", [70, 33]),
+                     ("maps", "A", "BT", 45, 33, 70, tma.STAGED_F32[1], "C")]
+
+
+def _replay_releases(kt_count: int, flush: int) -> list[tuple[int, int]]:
+    """(k-tile whose MMAs the last wait retired, slot released) in the order the flushed consumer loop of
+    consume_tile does them: wait_group 0 after a group's last k-tile, else 1; release one k-tile late
+    (every k-tile flushed: at once)."""
+    if flush == 1:  # each k-tile's own wait_group 0 retires it: released at once
+        return [(kt, kt) for kt in range(kt_count)]
+    out, retired = [], -1
+    for kt in range(kt_count):
+        last = kt == kt_count - 1 or (kt + 1) % flush == 0
+        retired = kt if last else kt - 1  # wait_group 0 retires kt itself, 1 everything before it
+        if kt > 0:
+            out.append((retired, kt - 1))
+    out.append((kt_count - 1, kt_count - 1))  # after the loop: wait_group 0, then the last slot
+    return out
+
+
+@pytest.mark.parametrize("flush", (1, 2, 4))
+@pytest.mark.parametrize("kt_count", (1, 2, 3, 7, 8))
+def test_no_slot_is_released_before_its_mmas_are_retired(kt_count, flush):
+    body = (PKG / "include" / "tma_persistent.cuh").read_text()
+    assert "Op::FLUSH == 1" in body and "release<CLUSTER>(empty(s));" in body  # the path replayed here
+    released = _replay_releases(kt_count, flush)
+    assert [slot for _r, slot in released] == list(range(kt_count))  # every k-tile's slot once, in order
+    assert all(retired >= slot for retired, slot in released)
+
+
+@needs_nvcc
+def test_the_policies_and_the_smem_formula_are_the_kernels(tmp_path):
+    """Compiled against the headers: each policy's tile, parts and k per stage, and TP_STORE_SMEM, are
+    what the records and this test assume."""
+    lines = [f'#include "{PKG / "rungs" / "wgmma_tf32_tma.cu"}"', "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)"]
+    for op, bk, (parts, bn) in (("tf32_tma::Tf32Op", 32, OPS["tf32_tma::Tf32Op"]),
+                                ("tf32_tma::X3Op<2>", 32, OPS["tf32_tma::X3Op"])):
+        lines.append(f"static_assert({op}::BK == {bk} && {op}::PARTS == {parts} && {op}::BN == {bn} && "
+                     f"{op}::NACC == {bn // 2} && {op}::B_KMAJOR, \"{op}\");")
+    lines.append("#endif")
+    for parts, bn, stages in ((1, 256, 4), (2, 128, 3), (1, 128, 6)):
+        ring = stages * parts * (2 + bn // 64) * 8192 + 1024
+        lines.append(f"static_assert(TP_STORE_SMEM({parts}, {bn}, {stages}) == {ring + 4 * 8192}, \"smem\");")
+    src = tmp_path / "policies.cu"
+    src.write_text("\n".join(lines) + "\n")
+    r = subprocess.run([NVCC, "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", "-cubin", f"-I{PKG / 'include'}",
+                        "-o", str(tmp_path / "p.cubin"), str(src)], capture_output=True, text=True, timeout=180,
+                       check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
