@@ -39,6 +39,21 @@ def test_a_files_constants_are_its_records(rec):
     assert all(re.search(rf"\b{name}\b", body) for name in guarded), "a constant the kernel does not use"
 
 
+def test_every_bracketed_ceiling_is_measured_by_a_kernel_file():
+    """The bracketed table's rows (rooflab.model.brackets) name the kernel file whose record measures
+    each; the tensor-core roofs, one per precision timed, all come from tensor_peak.cu."""
+    from rooflab.model import brackets, ceiling  # noqa: F401 (brackets registers rooflab's own)
+
+    own = [c for c in ceiling.registered() if isinstance(c, ceiling.Ceiling)]
+    assert {c.kernel.source for c in own} == {k.source for k in ceilings.KERNELS} - {"ceilings/tensor_peak.cu",
+                                                                                     "ceilings/peer_copy.cu"}
+    doc = {"device": {}, "flops": {"tensor": [{"kernel": k, "precision": p, "tflops": 1.0, "verified": True}
+                                              for k, p in (("a", "bf16"), ("b", "tf32"))]}}
+    members = ceiling.CEILINGS["tensor cores"].members(doc)
+    assert [(c.name, c.kernel) for c in members] == [("BF16 tensor cores", ceilings.TENSOR),
+                                                     ("TF32 tensor cores", ceilings.TENSOR)]
+
+
 def _violations(text: str, where: str, names: set[str]) -> list[str]:
     """What in one Python file defines a ceiling's constant again: a constant of a record assigned a
     number, a ceiling kernel file named by a string of its own, a comment or string asking to keep two

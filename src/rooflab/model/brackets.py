@@ -1,14 +1,24 @@
 """Every measured ceiling of a results document, bracketed: witness <= ceiling <= physical limit
-(pure: reads the document only). The witness is the best other kernel seen on the device in the
-same run: the vendor's path (cudaMemcpy, CUB's reduction, cudaMemset, cuBLAS) or a GEMM rung."""
+(pure: reads the document only). rooflab's own ceilings are records (rooflab.model.ceiling),
+registered here in the table's order; one added elsewhere joins them. The witness is the best
+other kernel seen on the device in the same run: the vendor's path (cudaMemcpy, CUB's reduction,
+cudaMemset, cuBLAS) or a GEMM rung."""
 
 from __future__ import annotations
 
+from functools import partial
+
+from rooflab import ceilings
+from rooflab.model.ceiling import Ceiling, Family, Figure, register, registered
 from rooflab.model.ceilings import summarize
 from rooflab.model.hierarchy import memory_figures
-from rooflab.model.limits import Bracket, compute_limit, hbm_limit, l2_limit, shared_limit
+from rooflab.model.limits import Bracket, Limit, compute_limit, hbm_limit, l2_limit, shared_limit
 
 GB = 1e9
+
+
+def _device(doc: dict) -> dict:
+    return doc.get("device") or {}
 
 
 def _run_gbs(r: dict | None) -> float | None:
@@ -25,98 +35,152 @@ def best_read(directions: dict) -> tuple[float, str] | None:
     return _run_gbs(r), f"{r.get('kernel') or r.get('label', 'read_float4')}{where}"
 
 
-def _hbm(doc: dict, dev: dict) -> list[Bracket]:
-    bw = doc.get("bandwidth")
-    if not bw:
-        return []
-    pins = hbm_limit({**dev, "hbm_peak_bytes_per_s": dev.get("hbm_peak_bytes_per_s") or bw.get("hbm_peak_bytes_per_s")})
-    out = []
+# ---------------------------------------------------------------- HBM, from the bandwidth section
+
+def _pins(doc: dict) -> Limit:
+    dev = _device(doc)
+    return hbm_limit({**dev, "hbm_peak_bytes_per_s": dev.get("hbm_peak_bytes_per_s")
+                      or doc["bandwidth"].get("hbm_peak_bytes_per_s")})
+
+
+def _copy_summary(doc: dict) -> dict:
     try:
-        s = summarize(bw)
-    except (KeyError, TypeError):
-        s = {}
-    best = s.get("best")
-    memcpy = s.get("memcpy_gbs")
-    if best or memcpy:
-        out.append(Bracket("HBM copy (read + write)", "B/s", best["gbs"] * GB if best else None,
-                           f"{best['kernel']}, block {best['block']}, grid {best['grid']:,}" if best else "none",
-                           memcpy * GB if memcpy else None, "cudaMemcpy device-to-device", pins, "DRAM"))
-    dirs = bw.get("directions") or {}
-    read = best_read(dirs)
-    cub = _run_gbs(dirs.get("read_cub"))
-    if read or cub:
-        out.append(Bracket("HBM read", "B/s", read[0] if read else None, read[1] if read else "none",
-                           cub, "CUB DeviceReduce::Sum" if cub else "none measured", pins, "DRAM"))
-    write, memset = _run_gbs(dirs.get("write")), _run_gbs(dirs.get("write_memset"))
-    if write or memset:
-        out.append(Bracket("HBM write", "B/s", write, "write_float4" if write else "none", memset,
-                           "cudaMemsetAsync" if memset else "none measured", pins, "DRAM"))
-    return out
+        return summarize(doc["bandwidth"]) if doc.get("bandwidth") else {}
+    except (KeyError, TypeError):  # a section cut short still brackets its directions
+        return {}
 
 
-def _memory(doc: dict, dev: dict) -> list[Bracket]:
-    sec = doc.get("memory")
-    if not sec:
-        return []
+def _best_copy(doc: dict) -> Figure | None:
+    best = _copy_summary(doc).get("best")
+    return Figure(best["gbs"] * GB, f"{best['kernel']}, block {best['block']}, grid {best['grid']:,}") if best else None
+
+
+def _memcpy(doc: dict) -> Figure | None:
+    gbs = _copy_summary(doc).get("memcpy_gbs")
+    return Figure(gbs * GB, "cudaMemcpy device-to-device") if gbs else None
+
+
+def _directions(doc: dict) -> dict:
+    return (doc.get("bandwidth") or {}).get("directions") or {}
+
+
+def _direction(key: str, what: str, doc: dict) -> Figure | None:
+    rate = _run_gbs(_directions(doc).get(key))
+    return Figure(rate, what) if rate else None
+
+
+def _read(doc: dict) -> Figure | None:
+    found = best_read(_directions(doc))
+    return Figure(*found) if found else None
+
+
+register(Ceiling("HBM copy (read + write)", "B/s", "DRAM", "bandwidth", _best_copy, _pins, witness=_memcpy,
+                 kernel=ceilings.COPY, order=1))
+register(Ceiling("HBM read", "B/s", "DRAM", "bandwidth", _read, _pins,
+                 witness=partial(_direction, "read_cub", "CUB DeviceReduce::Sum"), no_witness="none measured",
+                 kernel=ceilings.COPY, order=2))
+register(Ceiling("HBM write", "B/s", "DRAM", "bandwidth", partial(_direction, "write", "write_float4"), _pins,
+                 witness=partial(_direction, "write_memset", "cudaMemsetAsync"), no_witness="none measured",
+                 kernel=ceilings.COPY, order=3))
+
+
+# ---------------------------------------------------------------- the memory section's levels
+
+def _level_device(doc: dict) -> dict:
+    return {**((doc.get("memory") or {}).get("device") or {}), **_device(doc)}
+
+
+def _level(key: str, what: str, doc: dict) -> Figure | None:
     s = memory_figures(doc)
-    mdev = {**(sec.get("device") or {}), **dev}
-    out = []
-    if s.get("l2_whole_bytes_per_s"):
-        out.append(Bracket("L2 read, whole L2", "B/s", s["l2_whole_bytes_per_s"],
-                           f"ld.global.cg reads over {s['l2_whole_footprint_bytes'] / 2**20:g} MiB", None, "none",
-                           l2_limit(mdev), "L2"))
-    if s.get("l2_partition_bytes_per_s"):
-        out.append(Bracket("L2 read, one partition", "B/s", s["l2_partition_bytes_per_s"],
-                           f"ld.global.cg reads over {s['l2_partition_footprint_bytes'] / 2**20:g} MiB", None,
-                           "none", l2_limit(mdev), "L2"))
-    if s.get("beyond_l2_bytes_per_s"):
-        out.append(Bracket("HBM read, swept beyond the L2", "B/s", s["beyond_l2_bytes_per_s"],
-                           f"ld.global.cg reads over {s['beyond_l2_footprint_bytes'] / 2**20:g} MiB", None, "none",
-                           hbm_limit({**mdev, "hbm_peak_bytes_per_s": (sec.get("theoretical") or {}).get(
-                               "hbm_bytes_per_s")}), "DRAM"))
-    if s.get("shared_bytes_per_s"):
-        out.append(Bracket("shared memory", "B/s", s["shared_bytes_per_s"], "conflict-free LDS.128 stream", None,
-                           "none", shared_limit(mdev), "L1"))
-    for p, what in (("fp64", "DFMA chains"), ("fp16", "HFMA2 chains")):
-        if s.get(f"{p}_flops"):
-            out.append(Bracket(f"{p.upper()} CUDA cores", "FLOP/s", s[f"{p}_flops"], what, None, "none",
-                               compute_limit(mdev, p), "compute"))
-    return out
+    return Figure(s[key], what) if s.get(key) else None
 
 
-def _gemm_best(doc: dict, precision: str) -> tuple[float, str] | None:
+def _swept(key: str, footprint: str, doc: dict) -> Figure | None:
+    s = memory_figures(doc)
+    return Figure(s[key], f"ld.global.cg reads over {s[footprint] / 2**20:g} MiB") if s.get(key) else None
+
+
+def _pins_beyond_l2(doc: dict) -> Limit:
+    theoretical = (doc["memory"].get("theoretical") or {}).get("hbm_bytes_per_s")
+    return hbm_limit({**_level_device(doc), "hbm_peak_bytes_per_s": theoretical})
+
+
+def _l2(doc: dict) -> Limit:
+    return l2_limit(_level_device(doc))
+
+
+def _shared(doc: dict) -> Limit:
+    return shared_limit(_level_device(doc))
+
+
+def _level_compute(precision: str, doc: dict) -> Limit:
+    return compute_limit(_level_device(doc), precision)
+
+
+register(Ceiling("L2 read, whole L2", "B/s", "L2", "memory",
+                 partial(_swept, "l2_whole_bytes_per_s", "l2_whole_footprint_bytes"), _l2, kernel=ceilings.L2, order=4))
+register(Ceiling("L2 read, one partition", "B/s", "L2", "memory",
+                 partial(_swept, "l2_partition_bytes_per_s", "l2_partition_footprint_bytes"), _l2, kernel=ceilings.L2,
+                 order=5))
+register(Ceiling("HBM read, swept beyond the L2", "B/s", "DRAM", "memory",
+                 partial(_swept, "beyond_l2_bytes_per_s", "beyond_l2_footprint_bytes"), _pins_beyond_l2,
+                 kernel=ceilings.L2, order=6))
+register(Ceiling("shared memory", "B/s", "L1", "memory", partial(_level, "shared_bytes_per_s",
+                                                               "conflict-free LDS.128 stream"),
+                 _shared, kernel=ceilings.SHARED, order=7))
+register(Ceiling("FP64 CUDA cores", "FLOP/s", "compute", "memory", partial(_level, "fp64_flops", "DFMA chains"),
+                 partial(_level_compute, "fp64"), kernel=ceilings.FMA64, order=8))
+register(Ceiling("FP16 CUDA cores", "FLOP/s", "compute", "memory", partial(_level, "fp16_flops", "HFMA2 chains"),
+                 partial(_level_compute, "fp16"), kernel=ceilings.FMA16, order=9))
+
+
+# ---------------------------------------------------------------- compute, from the flops section
+
+def _gemm_best(precision: str, doc: dict) -> Figure | None:
     """The fastest passed GEMM rung of one precision: a lower witness of that precision's roof."""
     best = None
     for r in (doc.get("gemm") or {}).get("rungs", []):
         t = r.get("timing") or {}
         if r.get("passed") and r.get("precision", "fp32") == precision and t.get("median_ms"):
             rate = r["flops"] / (t["median_ms"] * 1e-3)
-            if best is None or rate > best[0]:
-                best = (rate, f"{r['kernel']} GEMM, {r['m']}×{r['n']}×{r['k']}")
+            if best is None or rate > best.value:
+                best = Figure(rate, f"{r['kernel']} GEMM, {r['m']}×{r['n']}×{r['k']}")
     return best
 
 
-def _compute(doc: dict, dev: dict) -> list[Bracket]:
-    out = []
+def _compute(precision: str, doc: dict) -> Limit:
+    return compute_limit(_device(doc), precision)
+
+
+def _fma(doc: dict) -> Figure | None:
     rows = [r for r in (doc.get("flops") or {}).get("rows", []) if r.get("verified") and r.get("tflops")]
-    gemm = _gemm_best(doc, "fp32")
-    if rows or gemm:
-        best = max(rows, key=lambda r: r["tflops"]) if rows else None
-        out.append(Bracket("FP32 CUDA cores", "FLOP/s", best["tflops"] * 1e12 if best else None,
-                           f"FMA chains, {best['accumulators']} accumulators, grid {best['grid']:,}" if best else "none",
-                           gemm[0] if gemm else None, gemm[1] if gemm else "none", compute_limit(dev, "fp32"),
-                           "compute"))
-    tensor = [r for r in (doc.get("flops") or {}).get("tensor") or [] if r.get("verified") and r.get("tflops")]
-    for prec in sorted({r["precision"] for r in tensor}):
-        best = max((r for r in tensor if r["precision"] == prec), key=lambda r: r["tflops"])
-        gemm = _gemm_best(doc, prec)
-        out.append(Bracket(f"{prec.upper()} tensor cores", "FLOP/s", best["tflops"] * 1e12, best["kernel"],
-                           gemm[0] if gemm else None, gemm[1] if gemm else "none", compute_limit(dev, prec),
-                           "compute"))
-    return out
+    if not rows:
+        return None
+    best = max(rows, key=lambda r: r["tflops"])
+    return Figure(best["tflops"] * 1e12, f"FMA chains, {best['accumulators']} accumulators, grid {best['grid']:,}")
+
+
+def _tensor_rows(doc: dict) -> list[dict]:
+    return [r for r in (doc.get("flops") or {}).get("tensor") or [] if r.get("verified") and r.get("tflops")]
+
+
+def _tensor(precision: str, doc: dict) -> Figure | None:
+    best = max((r for r in _tensor_rows(doc) if r["precision"] == precision), key=lambda r: r["tflops"])
+    return Figure(best["tflops"] * 1e12, best["kernel"])
+
+
+def _tensor_cores(doc: dict) -> list[Ceiling]:
+    """A roof per precision the document timed on the tensor cores."""
+    return [Ceiling(f"{p.upper()} tensor cores", "FLOP/s", "compute", "flops", partial(_tensor, p),
+                    partial(_compute, p), witness=partial(_gemm_best, p), kernel=ceilings.TENSOR)
+            for p in sorted({r["precision"] for r in _tensor_rows(doc)})]
+
+
+register(Ceiling("FP32 CUDA cores", "FLOP/s", "compute", "flops", _fma, partial(_compute, "fp32"),
+                 witness=partial(_gemm_best, "fp32"), kernel=ceilings.FMA, order=10))
+register(Family("tensor cores", _tensor_cores, order=11))
 
 
 def brackets(doc: dict) -> list[Bracket]:
-    """All ceilings the document measured, each with its witness and physical limit."""
-    dev = doc.get("device") or {}
-    return _hbm(doc, dev) + _memory(doc, dev) + _compute(doc, dev)
+    """Every registered ceiling the document measured, each with its witness and physical limit."""
+    return [b for c in registered() for b in c.brackets(doc)]

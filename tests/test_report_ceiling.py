@@ -1,0 +1,220 @@
+"""A ceiling added from outside, as one record (rooflab.model.ceiling.Ceiling: its kernel file's
+record, how its figure, witness and physical limit are read from the document, its section's
+schema), a kernel file (data/kernels/fadd.cu) and one measurement, faked: its row of the bracketed
+table in report.md, report.html and brackets.csv, the summary's tables in --format md and csv, its
+section in --format json, the schema and `report --from` take it up with no other edit."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rooflab import cli, lab, results
+from rooflab.ceilings.record import KernelFile
+from rooflab.model import ceiling
+from rooflab.model.brackets import brackets
+from rooflab.model.limits import Limit, compute_limit
+from rooflab.schema.generate import section_schema
+from rooflab.schema.typed import Record, field
+
+DATA = Path(__file__).parent / "data"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AddChains(KernelFile):
+    """fadd.cu: FADD_PER_CHAIN_PER_ITER dependent adds per iteration on each of `acc` accumulators."""
+
+    entry: str = "fadd_chain"
+    acc: int = 8
+
+    @property
+    def kernel(self) -> str:
+        return f"{self.entry}<{self.acc}>"
+
+    def flops(self, threads: int, iters: int) -> float:
+        return float(threads) * iters * self.define("FADD_PER_CHAIN_PER_ITER") * self.acc  # an add is one FLOP
+
+
+FADD_CU = DATA / "kernels" / "fadd.cu"
+ADD_CHAINS = AddChains(source=str(FADD_CU), defines=(("FADD_PER_CHAIN_PER_ITER", 16), ("FADD_BLOCK", 256)))
+
+
+@dataclass(kw_only=True)
+class FaddRun(Record):
+    KEY = "test_fadd_run"
+
+    kernel: str
+    grid: int = field(required=True, minimum=1)
+    block: int = field(required=True, minimum=1)
+    iters: int = field(required=True, minimum=1)
+    flops: float = field(required=True, exclusive_minimum=0)
+    ms: float = field(required=True, exclusive_minimum=0)
+    verified: bool
+
+
+@dataclass(kw_only=True)
+class Fadd(Record):
+    KEY = "test_fadd"
+
+    runs: list[FaddRun]
+
+
+def best_add(doc: dict) -> ceiling.Figure | None:
+    runs = [r for r in (doc.get("fadd") or {}).get("runs", []) if r["verified"]]
+    if not runs:
+        return None
+    r = max(runs, key=lambda r: r["flops"] / r["ms"])
+    return ceiling.Figure(r["flops"] / (r["ms"] * 1e-3), f"{r['kernel']}, grid {r['grid']:,}")
+
+
+def fma_issue_rate(doc: dict) -> ceiling.Figure | None:
+    """The FMA chains issue one instruction per lane per clock as the adds do, at 2 FLOP each."""
+    rows = [r["tflops"] for r in (doc.get("flops") or {}).get("rows", []) if r.get("verified") and r.get("tflops")]
+    return ceiling.Figure(max(rows) * 1e12 / 2, "FMA chains, 1 FLOP per instruction") if rows else None
+
+
+def add_limit(doc: dict) -> Limit:
+    fma = compute_limit(doc["device"], "fp32")
+    return Limit(fma.value / 2, f"{fma.basis} ÷ 2 (an add is 1 FLOP)")
+
+
+FADD = ceiling.Ceiling(name="FP32 add chains", unit="FLOP/s", level="compute", section="fadd", figure=best_add,
+                       limit=add_limit, witness=fma_issue_rate, kernel=ADD_CHAINS, schema=section_schema(Fadd))
+
+
+def measured(ms: float = 4.3) -> dict:
+    """What the harness would return: one launch of a full wave, counted by the record's model."""
+    grid, block, iters = 132 * 8, ADD_CHAINS.define("FADD_BLOCK"), 4096
+    return {"runs": [{"kernel": ADD_CHAINS.kernel, "grid": grid, "block": block, "iters": iters,
+                      "flops": ADD_CHAINS.flops(grid * block, iters), "ms": ms, "verified": True}]}
+
+
+# what the table shows for it: witness 65.34 / 2, ceiling 1056 × 256 × 4096 × 16 × 8 FLOP in 4.3 ms,
+# limit 66.91 / 2 TFLOP/s, 32.96 / 33.45 = 98.5 % of it; the roof is the ceiling
+ROW_MD = ("| FP32 add chains | TFLOP/s | 32.7 | FMA chains, 1 FLOP per instruction | 33.0 | fadd_chain<8>, grid 1,056 "
+          "| 33.5 | 132 SMs × 128 FP32 lanes × 2 FLOP/FMA × 1980 MHz ÷ 2 (an add is 1 FLOP) | 98.5% | 33.0 | ok |")
+ROW_CSV = re.compile(r"^FP32 add chains,TFLOP/s,32\.669\d*,FMA chains 1 FLOP per instruction,32\.96\d*,"
+                     r"fadd_chain<8> grid 1056,33\.45408,132 SMs x 128 FP32 lanes x 2 FLOP/FMA x 1980MHz ÷ 2 "
+                     r"\(an add is 1 FLOP\),98\.5\d*,32\.96\d*,ok$", re.M)
+
+
+# rooflab's own rows of the recorded document, in the table's order
+ROOFLABS = ["HBM copy (read + write)", "HBM read", "HBM write", "L2 read, whole L2", "L2 read, one partition",
+            "HBM read, swept beyond the L2", "shared memory", "FP64 CUDA cores", "FP16 CUDA cores", "FP32 CUDA cores"]
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    monkeypatch.setattr(ceiling, "CEILINGS", dict(ceiling.CEILINGS))
+    monkeypatch.setattr(results, "SECTION_SCHEMAS", dict(results.SECTION_SCHEMAS))
+    ceiling.register(FADD)  # the one step: the bracketed table and the schema follow
+    monkeypatch.setitem(lab.MEASUREMENTS, "fadd", lambda cfg: lambda dev, say: measured())
+    doc = json.loads((DATA / "h200_report_levels.json").read_text(encoding="utf-8"))
+    doc["fadd"] = measured()
+    return doc
+
+
+def summary(md: str) -> str:
+    return md.split("\n## ")[1]
+
+
+def test_its_kernel_file_is_built_from_its_record():
+    guarded = dict(re.findall(r"^#ifndef (\w+)\n#define \1 (\d+)\n#endif$", FADD_CU.read_text(), flags=re.M))
+    assert {k: int(v) for k, v in guarded.items()} == dict(ADD_CHAINS.defines)
+    assert ADD_CHAINS.options == ("-DFADD_PER_CHAIN_PER_ITER=16", "-DFADD_BLOCK=256")
+    assert f"template __global__ void {ADD_CHAINS.kernel}(" in FADD_CU.read_text()
+
+
+def test_register_brackets_it_and_puts_its_schema_in_the_results_schema(monkeypatch):
+    monkeypatch.setattr(ceiling, "CEILINGS", {})
+    monkeypatch.setattr(results, "SECTION_SCHEMAS", {})
+    assert ceiling.register(FADD) is FADD
+    assert ceiling.CEILINGS == {"FP32 add chains": FADD}
+    assert results.schema()["properties"]["fadd"] == FADD.schema
+    doc = {"device": {"sm_count": 132, "sm_clock_max_mhz": 1980.0, "cc": [9, 0]}, "fadd": measured()}
+    assert [b.name for b in brackets(doc)] == ["FP32 add chains"]  # rooflab's own are in the registry too
+
+
+def test_its_bracket_comes_from_its_section(registered):
+    *own, added = brackets(registered)
+    assert added.name == "FP32 add chains" and [b.name for b in own] == ROOFLABS  # after rooflab's own
+    assert added.ceiling == pytest.approx(ADD_CHAINS.flops(1056 * 256, 4096) / 4.3e-3)
+    assert added.witness == pytest.approx(65.33866812943826e12 / 2)
+    assert added.limit.value == pytest.approx(66.90816e12 / 2)
+    assert added.roof == added.ceiling and added.error is None and added.note is None
+    del registered["fadd"]
+    assert brackets(registered)[-1].name == "FP32 add chains"  # the witness alone still brackets the limit
+    assert brackets(registered)[-1].ceiling_what == "none"
+
+
+def test_its_order_places_its_row(registered):
+    ceiling.register(replace(FADD, order=2))  # among rooflab's own: after the row of the same order
+    assert [b.name for b in brackets(registered)][1:4] == ["HBM read", "FP32 add chains", "HBM write"]
+
+
+def test_a_figure_above_its_limit_is_no_roof(registered):
+    registered["fadd"] = measured(ms=4.0)  # 35.4 TFLOP/s: faster than the lanes can add
+    added = brackets(registered)[-1]
+    assert added.roof is None and added.error.startswith("faster than the units at the maximum clock")
+
+
+def test_the_schema_validates_its_section(registered):
+    assert results.schema_problem(registered) is None
+    registered["fadd"]["runs"][0]["ms"] = "quick"
+    assert results.schema_problem(registered) == "fadd.runs[0].ms: 'quick' is not of type 'number'"
+
+
+def test_every_output_carries_it(registered, tmp_path):
+    written = lab.write_outputs(registered, str(tmp_path))
+    assert ROW_MD in summary((tmp_path / "report.md").read_text(encoding="utf-8"))
+    assert ROW_CSV.search((tmp_path / "brackets.csv").read_text(encoding="utf-8"))
+    assert json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["fadd"] == measured()
+    if "report.html" in written:
+        page = (tmp_path / "report.html").read_text(encoding="utf-8")
+        assert "<td>fadd_chain&lt;8&gt;, grid 1,056</td>" in page and "FP32 add chains" in page
+
+
+def test_a_commands_format_shows_it(registered, tmp_path):
+    from rooflab.cli.output import emit
+    from rooflab.report.sections import shown
+
+    emit(registered, *shown(registered, "summary"), "md", str(tmp_path / "summary.md"))
+    assert ROW_MD in (tmp_path / "summary.md").read_text(encoding="utf-8")
+    emit(registered, *shown(registered, "summary"), "csv", str(tmp_path / "summary.csv"))
+    assert ROW_CSV.search((tmp_path / "summary.csv").read_text(encoding="utf-8"))
+    src = tmp_path / "doc.json"
+    src.write_text(results.dumps(registered), encoding="utf-8")
+    r = CliRunner().invoke(cli.cli, ["roofline", "--from", str(src), "--format", "json", "--out",
+                                     str(tmp_path / "r.png")], catch_exceptions=False)
+    assert r.exit_code == 0 and json.loads(r.stdout)["fadd"] == measured()
+
+
+def test_report_from_renders_it(registered, tmp_path):
+    src = tmp_path / "doc.json"
+    src.write_text(results.dumps(registered), encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["report", "--from", str(src), "--out", str(tmp_path / "rep")])
+        raise SystemExit(0)
+    assert (exc.value.code or 0) == 0
+    assert ROW_MD in summary((tmp_path / "rep" / "report.md").read_text(encoding="utf-8"))
+    assert ROW_CSV.search((tmp_path / "rep" / "brackets.csv").read_text(encoding="utf-8"))
+
+
+def test_report_from_refuses_its_section_when_wrong(registered, tmp_path, capsys):
+    registered["fadd"]["runs"][0]["grid"] = 0
+    src = tmp_path / "doc.json"
+    src.write_text(results.dumps(registered), encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["report", "--from", str(src), "--out", str(tmp_path / "rep")])
+    assert exc.value.code == 2 and "fadd.runs[0].grid: 0 is not at least 1" in capsys.readouterr().err
+    assert not (tmp_path / "rep" / "report.md").exists()
+
+
+def test_the_report_measures_it(registered):
+    sections = lab.report_sections(lab.ReportConfig(profile=False))
+    assert list(sections)[-1] == "fadd" and sections["fadd"](None, None) == measured()
