@@ -30,12 +30,13 @@ H200 = DeviceInfo(index=0, name="NVIDIA H200", cc=(9, 0), arch="Hopper", sm_coun
 SPEED = {"naive": (1.0, 256), "coalesced": (5.4, 512), "tiled16": (8.1, 512), "tiled32": (8.7, 512),
          "regtile": (28, 1024), "vec": (34, 1024), "warptile": (39, 1024), "pipelined": (46, 1024),
          "cublas": (51, 768), "mma_tf32": (155, 2048), "mma_3xtf32": (62, 1536), "wgmma_3xtf32": (68, 2048),
-         "wgmma_tf32": (80, 2048), "cublas_tf32": (404, 2048), "mma_bf16": (289, 2048),
+         "wgmma_3xtf32_tma": (70, 2048), "wgmma_tf32": (80, 2048), "wgmma_tf32_tma": (380, 2048), "cublas_tf32": (404, 2048), "mma_bf16": (289, 2048),
          "wgmma_bf16": (578, 3072), "wgmma_bf16_tma": (650, 3072), "wgmma_bf16_tma_ws": (720, 3072),
          "wgmma_bf16_persistent": (730, 3072), "wgmma_bf16_cluster": (730, 3072),
          "wgmma_bf16_tma_store": (760, 3072), "cublas_bf16": (768, 2048),
-         "wgmma_fp8": (1150, 3072), "cublaslt_fp8": (1450, 2048)}
-PRECISION = {k: ("fp32" if k in list(SPEED)[:9] else "bf16" if "bf16" in k else k.split("_")[-1]) for k in SPEED}
+         "wgmma_fp8": (1150, 3072), "wgmma_fp8_persistent": (1100, 3072), "cublaslt_fp8": (1450, 2048)}
+PRECISION = {k: ("fp32" if k in list(SPEED)[:9] else "bf16" if "bf16" in k else
+                 next(p for p in ("3xtf32", "tf32", "fp8") if p in k)) for k in SPEED}
 
 
 class FakeGemm:

@@ -86,7 +86,7 @@ def ring_to_persistent_tf32(s: Step) -> str:
 def ring_to_persistent_3xtf32(s: Step) -> str:
     return (f"3xTF32 from its cp.async ring to the persistent TMA body: {_figures(s, 'TF32÷3')}. Each stage "
             f"carries both parts of both operands in TMA boxes (the high parts and the residuals stacked in one "
-            f"tensor map each), the partial accumulator is still flushed every two k-tiles, and the block stays "
+            f"tensor map each), the partial accumulator is flushed into the FP32 one as before, and the block stays "
             f"resident over its tiles, storing C through TMA while the next tile's products start. Normwise error "
             f"{_norm(s, 'prev')} → {_norm(s, 'this')}." + _evidence(s))
 
