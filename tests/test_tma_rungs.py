@@ -88,8 +88,8 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
             assert v.grid(8192, 8192, 64, sms=114)[0] == 114 and v.grid(6144, 4096, 64, sms=132)[0] == 128
             assert v.grid(1, 1, 1, sms=132) == (cluster, 1, 1)
             entry = re.search(rf'(\w+) __launch_bounds__\(384, 1\)\s*\n{v.kernel}\(', SRC.read_text()).group(1)
-            assert (entry == f"TMA_CLUSTER_DIMS_{cluster}") == (cluster > 1), (v.kernel, entry)
-            assert "#define TMA_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)" in SRC.read_text()
+            assert (entry == f"TP_CLUSTER_DIMS_{cluster}") == (cluster > 1), (v.kernel, entry)
+            assert "#define TP_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)" in (INCLUDE / "tma_persistent.cuh").read_text()
             continue
         if body == "body":
             wgs, stages = args

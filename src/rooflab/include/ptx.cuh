@@ -46,6 +46,14 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned add
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // generic-proxy shared writes (cp.async, st.shared) -> visible to the async proxy (wgmma)
+// an empty asm on each register keeps the compiler from moving accumulator reads or writes across
+// the asynchronous MMAs that own them
+template <int N>
+__device__ __forceinline__ void fence_acc(float (&d)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }

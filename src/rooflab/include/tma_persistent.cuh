@@ -43,15 +43,15 @@
 #define TP_SMEM(parts, bn, stages) ((stages) * (parts) * (2 + (bn) / 64) * TP_BOX_BYTES + 1024)
 #define TP_STORE_SMEM(parts, bn, stages) (TP_SMEM(parts, bn, stages) + 4 * TP_C_BOX_BYTES)
 
+// 2-CTA clusters along M (the attribute exists from sm_90 on; for older targets the bodies are empty anyway)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define TP_CLUSTER_DIMS_2
+#else
+#define TP_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)
+#endif
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace tma_persistent {
-
-template <int N>
-__device__ __forceinline__ void fence_acc(float (&d)[N])
-{
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
 
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
 // grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...

@@ -24,15 +24,6 @@
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace tma_ring {
 
-// an empty asm on each register keeps the compiler from moving accumulator reads or writes across
-// the asynchronous MMAs that own them
-template <int N>
-__device__ __forceinline__ void fence_acc(float (&d)[N])
-{
-#pragma unroll
-    for (int i = 0; i < N; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 // the block's BM x BN tile (grouped rasterisation of the 1-D grid), its k-tiles of BK, and the
 // 64-row boxes of each operand that hold any of it (a box wholly past M or N is never loaded)
 template <int BM, int BN, int BK>

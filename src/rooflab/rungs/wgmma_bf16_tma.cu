@@ -60,12 +60,6 @@
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace tma_gemm {
 
-__device__ __forceinline__ void fence_acc(float (&d)[128])
-{
-#pragma unroll
-    for (int i = 0; i < 128; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 // the block's tile (grouped rasterisation of the 1-D grid) and what of it lies inside A and B
 template <int BM>
 struct Tile {
@@ -289,14 +283,8 @@ mm_wgmma_bf16_persistent(const void* tmA, const void* tmB, float* C, int M, int 
 #endif
 }
 
-// persistent in 2-CTA clusters along M, the B panels multicast to both CTAs (the attribute exists
-// from sm_90 on; for older targets the body is empty anyway)
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define TMA_CLUSTER_DIMS_2
-#else
-#define TMA_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)
-#endif
-extern "C" __global__ void TMA_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+// persistent in 2-CTA clusters along M, the B panels multicast to both CTAs
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
 mm_wgmma_bf16_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -332,7 +320,7 @@ mm_wgmma_bf16_tma_store_g32(const void* tmA, const void* tmB, float* C, int M, i
 }
 
 // the same in 2-CTA clusters with B multicast
-extern "C" __global__ void TMA_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
 mm_wgmma_bf16_tma_store_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

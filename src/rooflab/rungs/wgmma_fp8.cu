@@ -77,7 +77,7 @@ template <int BM, int BN>
 __device__ __forceinline__ void mma_stage(float (&d)[BN / 2], unsigned slot, int cw, bool accumulate)
 {
     const unsigned a0 = slot + cw * 64 * 128, b0 = slot + BM * 128;
-    tma_ring::fence_acc(d);
+    fence_acc(d);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < FP8_BK / 32; kk++)
@@ -125,7 +125,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
         ok = tma_ring::consume<STAGES, STAGE_BYTES, 0>(ring, t.KT, [&](unsigned slot, int) {
             mma_stage<BM, BN>(part, slot, cw, false);
             wgmma_wait<0>();
-            tma_ring::fence_acc(part);
+            fence_acc(part);
 #pragma unroll
             for (int i = 0; i < NACC; i++) acc[i] += part[i];
         });
@@ -133,10 +133,10 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
         ok = tma_ring::consume<STAGES, STAGE_BYTES, 1>(ring, t.KT, [&](unsigned slot, int) {
             mma_stage<BM, BN>(acc, slot, cw, true);
             wgmma_wait<1>();  // tile kt - 1's products are done: its slot may be refilled
-            tma_ring::fence_acc(acc);
+            fence_acc(acc);
         });
         wgmma_wait<0>();
-        tma_ring::fence_acc(acc);
+        fence_acc(acc);
     }
     if (ok) store_wgmma_acc(acc, C, M, N, t.bm + cw * 64, t.bn);
 }
@@ -200,12 +200,7 @@ mm_wgmma_fp8_persistent_fast(const void* tmA, const void* tmB, float* C, int M, 
 }
 
 // the accurate persistent kernel in 2-CTA clusters along M, B^T's boxes multicast into both
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define FP8_CLUSTER_DIMS_2
-#else
-#define FP8_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)
-#endif
-extern "C" __global__ void FP8_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
 mm_wgmma_fp8_persistent_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -93,12 +93,7 @@ mm_wgmma_tf32_tma(const void* tmA, const void* tmB, float* C, int M, int N, int 
 }
 
 // the same in 2-CTA clusters along M, B's boxes multicast into both
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#define TF_CLUSTER_DIMS_2
-#else
-#define TF_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)
-#endif
-extern "C" __global__ void TF_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
 mm_wgmma_tf32_tma_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -26,13 +26,8 @@ def vs_cublaslt(s: Step) -> str:
             f"TFLOP/s, {ours['pct_peak']:.0f}% of the FP8 roof) against {lib['ms']:.3f} ms "
             f"({lib['gflops'] / 1e3:,.0f} TFLOP/s, {lib['pct_peak']:.0f}%): {s.ratio:.3f}× cuBLASLt's speed, ours "
             f"with {_accumulation(s.this_rec)}, cuBLASLt's with {_accumulation(s.prev_rec)}. Normwise error "
-            f"against the rounded inputs' product {_norm(s, 'this')} for ours, {_norm(s, 'prev')} for cuBLASLt."
+            f"against the rounded inputs' product {s.norm_text('this')} for ours, {s.norm_text('prev')} for cuBLASLt."
             + _evidence(s))
-
-
-def _norm(s: Step, which: str) -> str:
-    v = s.norm(which)
-    return "?" if v is None else f"{v:.1e}"
 
 
 def bf16_to_fp8(s: Step) -> str:

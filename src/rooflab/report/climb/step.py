@@ -72,6 +72,11 @@ class Step:
         vals = [c["value"] for c in self.rec(which).get("checks", []) if c["name"] == "normwise"]
         return vals[-1] if vals else None
 
+    def norm_text(self, which: str = "this") -> str:
+        """The normwise error as a paragraph writes it ("?" where the record has none)."""
+        v = self.norm(which)
+        return "?" if v is None else f"{v:.1e}"
+
 
 Paragraph = Callable[[Step], str]
 

@@ -68,16 +68,11 @@ def vs_cublas(what: str, library: str = "cuBLAS BF16", roof: str = "BF16") -> Pa
     return para
 
 
-def _norm(s: Step, which: str) -> str:
-    v = s.norm(which)
-    return "?" if v is None else f"{v:.1e}"
-
-
 def ring_to_persistent_tf32(s: Step) -> str:
     return (f"TF32 from its cp.async ring to the BF16 climb's persistent TMA body: {_figures(s, 'TF32')}. The "
             f"pre-pass now only transposes B (its bits as they are) and A is read where it lies: half the bytes "
             f"of rounding and copying both, the tensor core truncating to TF32 as it reads (normwise error "
-            f"{_norm(s, 'prev')} → {_norm(s, 'this')}). After it, TMA boxes counted by an mbarrier replace every "
+            f"{s.norm_text('prev')} → {s.norm_text('this')}). After it, TMA boxes counted by an mbarrier replace every "
             f"thread's 16-byte cp.async chunks and a block barrier per k-tile, a producer warpgroup runs the ring "
             f"ahead, one block an SM walks all its tiles, and C leaves through TMA stores while the next tile "
             f"starts." + _evidence(s))
@@ -88,7 +83,7 @@ def ring_to_persistent_3xtf32(s: Step) -> str:
             f"carries both parts of both operands in TMA boxes (the high parts and the residuals stacked in one "
             f"tensor map each), the partial accumulator is flushed into the FP32 one as before, and the block stays "
             f"resident over its tiles, storing C through TMA while the next tile's products start. Normwise error "
-            f"{_norm(s, 'prev')} → {_norm(s, 'this')}." + _evidence(s))
+            f"{s.norm_text('prev')} → {s.norm_text('this')}." + _evidence(s))
 
 
 def vs_sgemm(s: Step) -> str:
@@ -96,7 +91,7 @@ def vs_sgemm(s: Step) -> str:
     return (f"wgmma 3xTF32 on TMA against cuBLAS SGEMM in the same run: {ours['ms']:.3f} ms "
             f"({ours['gflops'] / 1e3:,.1f} TFLOP/s, {ours['pct_peak']:.0f}% of the TF32÷3 roof) against "
             f"{lib['ms']:.3f} ms ({lib['gflops'] / 1e3:,.1f} TFLOP/s on the FP32 CUDA cores): {s.ratio:.2f}× SGEMM's "
-            f"speed, normwise error {_norm(s, 'this')} against SGEMM's {_norm(s, 'prev')}, both on FP32 inputs."
+            f"speed, normwise error {s.norm_text('this')} against SGEMM's {s.norm_text('prev')}, both on FP32 inputs."
             + _evidence(s))
 
 
