@@ -170,3 +170,24 @@ def test_what_the_schema_accepts_renders(what, change, recorded, tmp_path):
     rl = document.roofline_for(doc)
     files = document.files(doc, rl)
     assert "report.md" in files and "gemm.csv" in files
+
+
+@pytest.mark.parametrize("name,section", [("h200_report_2026-12-02.json", "memory"),
+                                          ("h200_report_2026-12-02.json", "sweep"),
+                                          ("h200_bench_2026-12-02.json", "gemm"),
+                                          ("h200_tune_2026-12-02.json", "tune"),
+                                          ("h200_climb8192_2026-12-02.json", "gemm")])
+def test_recorded_h200_sections_meet_their_typed_definitions(name, section, schema):
+    """Each section of a recorded H200 run against its own generated definition, not a permissive
+    fallback: every key it holds is a declared, typed property, and a wrong type in any of them is
+    refused."""
+    doc = results.upgrade(json.loads((DATA / name).read_text()))
+    ref = schema["properties"][section]["$ref"].rsplit("/", 1)[-1]
+    part = {**schema["$defs"][ref], "$defs": schema["$defs"]}
+    validator = jsonschema.Draft202012Validator(part)
+    validator.validate(doc[section])
+    undeclared = set(doc[section]) - set(part["properties"])
+    assert not undeclared, f"{section}: {sorted(undeclared)} ride on additionalProperties"
+    for key in doc[section]:
+        broken = {**doc[section], key: object()}  # no JSON type at all
+        assert list(validator.iter_errors(broken)), f"{section}.{key} accepts anything"

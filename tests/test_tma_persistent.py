@@ -219,3 +219,32 @@ def test_the_policies_and_the_smem_formula_are_the_kernels(tmp_path):
                         "-o", str(tmp_path / "p.cubin"), str(src)], capture_output=True, text=True, timeout=180,
                        check=False)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _step(prev_ms, this_ms, prev_norm=None, this_norm=None):
+    from rooflab.report.climb.step import Share, Step
+
+    def m(ms):
+        return {"ms": ms, "gflops": 2 * 8192**3 / ms / 1e6, "pct_peak": Share(50.0), "speedup": 1.0}
+
+    def rec(name, norm):
+        return {"kernel": name, "checks": [] if norm is None else [{"name": "normwise", "value": norm}]}
+
+    return Step(m(prev_ms), m(this_ms), rec("a", prev_norm), rec("b", this_norm), {})
+
+
+@pytest.mark.parametrize("rung", (WGMMA_TF32_TMA, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT), ids=lambda r: r.name)
+def test_every_step_into_the_new_rungs_has_its_paragraph_from_the_run(rung):
+    """Each (rung, earlier rung) of the record has prose of its own, and the prose carries the run's
+    direction and figures: a faster and a slower run read differently."""
+    from rooflab.report import climb
+
+    for earlier in rung.compare:
+        heading, para = climb.PARAGRAPHS[(rung.name, earlier)]
+        assert heading and earlier != rung.name
+        fast, slow = para(_step(1.25, 1.0, 2e-6, 1e-6)), para(_step(1.0, 1.25, 2e-6, 1e-6))
+        assert fast != slow and ("1.000 ms" in fast or "1.000 ms" in slow or "1.25" in fast)
+        assert "Run with profiling" in fast  # no profile in the step: it says how to get the counters
+    _h, x3 = climb.PARAGRAPHS[("wgmma_3xtf32_tma", "cublas")]
+    assert "1.25× SGEMM's speed" in x3(_step(1.25, 1.0, 2e-6, 1e-6)) and "1.0e-06 against SGEMM's 2.0e-06" in x3(
+        _step(1.25, 1.0, 2e-6, 1e-6))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import click
@@ -200,11 +201,17 @@ def tune(n, kernels, reps, fmt, out_file):
     emit(doc, [t], [], fmt, out_file)
 
 
+MAX_FOOTPRINT_MIB = 1 << 20  # 1 TiB: beyond any GPU's memory, short of what a float turns into nonsense
+
+
 def _mib_list(text: str) -> tuple[int, ...]:
     try:
         vals = tuple(float(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise UsageError(f"--footprints must be comma-separated MiB values, got {text!r}") from None
+    bad = [v for v in vals if not math.isfinite(v) or v * 2**20 < 1 or v > MAX_FOOTPRINT_MIB]
+    if bad:
+        raise UsageError(f"--footprints must be MiB values from 1 byte to {MAX_FOOTPRINT_MIB:,} MiB, got {bad[0]:g}")
     return tuple(round(v * 2**20) for v in vals)
 
 

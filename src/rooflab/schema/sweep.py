@@ -70,3 +70,5 @@ class Sweep(Record):
     config: SweepConfig
     gemm: SweepGemm = field()
     copy: SweepCopy = field()
+    started: str = field()
+    finished: str = field()

@@ -39,10 +39,15 @@ def bf16_to_fp8(s: Step) -> str:
             + _evidence(s))
 
 
+def _accumulations(s: Step) -> str:
+    now, before = _accumulation(s.this_rec), _accumulation(s.prev_rec)
+    return f"both with {now}" if now == before else f"with {now} against {before} before"
+
+
 def to_persistent(s: Step) -> str:
     return (f"FP8 on the persistent body with the TMA-store epilogue: {change(s.ratio)} ({s.prev['ms']:.3f} → "
             f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the FP8 roof), "
-            f"with {_accumulation(s.this_rec)} against {_accumulation(s.prev_rec)} before. One block an SM walks its "
+            f"{_accumulations(s)}. One block an SM walks its "
             f"tiles with the ring running on between them, and C (4 bytes an element, four times an e4m3 operand's) "
             f"leaves through shared memory and TMA stores while the next tile's MMAs start." + _evidence(s))
 
