@@ -1,11 +1,13 @@
 """A ceiling added from outside, as one record (rooflab.model.ceiling.Ceiling: its kernel file's
 record, how its figure, witness and physical limit are read from the document, its section's
 schema), a kernel file (data/kernels/fadd.cu) and one measurement, faked: its row of the bracketed
-table in report.md, report.html and brackets.csv, the summary's tables in --format md and csv, its
-section in --format json, the schema and `report --from` take it up with no other edit."""
+table in report.md, report.html and brackets.csv, the summary's tables in --format md and csv, the
+roofs table (measured against published), `rooflab compare`'s ceilings, its section in --format json,
+the schema and `report --from` take it up with no other edit."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from dataclasses import dataclass, replace
@@ -23,6 +25,7 @@ from rooflab.schema.generate import section_schema
 from rooflab.schema.typed import Record, field
 
 DATA = Path(__file__).parent / "data"
+GOLDEN = DATA / "golden" / "h200_report_levels"  # the fixture's document rendered without the ceiling
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,6 +195,51 @@ def test_a_commands_format_shows_it(registered, tmp_path):
     r = CliRunner().invoke(cli.cli, ["roofline", "--from", str(src), "--format", "json", "--out",
                                      str(tmp_path / "r.png")], catch_exceptions=False)
     assert r.exit_code == 0 and json.loads(r.stdout)["fadd"] == measured()
+
+
+def _csv(path: Path) -> list[list[str]]:
+    return list(csv.reader(path.read_text(encoding="utf-8").splitlines()))
+
+
+def test_the_roofs_table_sets_its_figure_against_its_limit(registered, tmp_path):
+    written = lab.write_outputs(registered, str(tmp_path / "with"))
+    *own, added = _csv(tmp_path / "with" / "roofs.csv")
+    assert own == _csv(GOLDEN / "csv" / "roofs.csv")  # rooflab's own rows as recorded, then its row
+    name, measured_t, published, unit, pct, how = added
+    assert (name, unit, how) == ("FP32 add chains", "TFLOP/s", "fadd_chain<8>, grid 1,056")
+    assert float(measured_t) == pytest.approx(ADD_CHAINS.flops(1056 * 256, 4096) / 4.3e-3 / 1e12, rel=1e-12)
+    assert float(published) == pytest.approx(66.90816 / 2, rel=1e-12)  # its physical limit: the lanes ÷ 2
+    assert float(pct) == pytest.approx(100 * 32.96 / 33.45, abs=0.01)
+    if "report.html" in written:
+        page = (tmp_path / "with" / "report.html").read_text(encoding="utf-8")
+        assert "<td>32.96</td><td>33.45</td><td>TFLOP/s</td><td>98.5%</td>" in page
+    del registered["fadd"]  # a witness alone is no measured roof
+    lab.write_outputs(registered, str(tmp_path / "without"))
+    assert _csv(tmp_path / "without" / "roofs.csv") == own
+
+
+def _compare(tmp_path: Path, a: dict, b: dict, fmt: str = "json") -> str:
+    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
+    pa.write_text(results.dumps(a), encoding="utf-8")
+    pb.write_text(results.dumps(b), encoding="utf-8")
+    r = CliRunner().invoke(cli.cli, ["compare", str(pa), str(pb), "--format", fmt], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def test_compare_sets_it_beside_the_other_run(registered, tmp_path):
+    slower = json.loads(results.dumps(registered))
+    slower["fadd"] = measured(ms=8.6)  # half the rate
+    ceilings = json.loads(_compare(tmp_path, registered, slower))["tables"][-1]
+    assert ceilings["title"] == "Ceilings, A vs B"
+    *own, added = ceilings["rows"]
+    assert added == ["FP32 add chains", "TFLOP/s", pytest.approx(32.96, abs=0.005),
+                     pytest.approx(16.48, abs=0.005), pytest.approx(0.5, rel=1e-12)]
+    plain = {k: v for k, v in registered.items() if k != "fadd"}
+    assert own == json.loads(_compare(tmp_path, plain, plain))["tables"][-1]["rows"]  # rooflab's own, untouched
+    assert json.loads(_compare(tmp_path, registered, plain))["tables"][-1]["rows"][-1] == \
+        ["FP32 add chains", "TFLOP/s", pytest.approx(32.96, abs=0.005), None, None]  # B did not measure it
+    assert "| FP32 add chains | TFLOP/s | 33.0 | 16.5 | 0.500× |" in _compare(tmp_path, registered, slower, "md")
 
 
 def test_report_from_renders_it(registered, tmp_path):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from rooflab import ceilings
-from rooflab.model.ceiling import Ceiling, Family, Figure, register, registered
+from rooflab.model.ceiling import CEILINGS, Ceiling, Family, Figure, register, registered
 from rooflab.model.ceilings import summarize
 from rooflab.model.hierarchy import memory_figures
 from rooflab.model.limits import Bracket, Limit, compute_limit, hbm_limit, l2_limit, shared_limit
@@ -184,3 +184,15 @@ register(Family("tensor cores", _tensor_cores, order=11))
 def brackets(doc: dict) -> list[Bracket]:
     """Every registered ceiling the document measured, each with its witness and physical limit."""
     return [b for c in registered() for b in c.brackets(doc)]
+
+
+# rooflab's own, as registered above: the summary's roofs table and `rooflab compare` write their rows
+# for these from the spec table's published rates, the hierarchy's level figures and the copy sweep's
+# best, which are not these records' figures and limits; another ceiling's rows there come from its record.
+_OWN = dict(CEILINGS)
+
+
+def added(doc: dict) -> list[Ceiling]:
+    """The registered ceilings other than rooflab's own, in their order, a family as the members the
+    document measured; one registered over a ceiling of rooflab's name counts as added."""
+    return [c for e in registered() if _OWN.get(e.key) is not e for c in e.ceilings(doc)]

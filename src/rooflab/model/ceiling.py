@@ -1,6 +1,7 @@
 """A measured ceiling as one record: from it come the ceiling's row of the bracketed table
 (witness ≤ ceiling ≤ physical limit, and the roof between them) in report.md, report.html and
-brackets.csv, and its section's part of the results schema.
+brackets.csv, its section's part of the results schema and, for one beyond rooflab's own, its row
+of the summary's roofs table (its figure against its limit) and of `rooflab compare`'s ceilings.
 
     register(Ceiling(name="FP32 add chains", unit="FLOP/s", level="compute", section="fadd",
                      figure=best_add, witness=fma_issue_rate, limit=add_limit,
@@ -63,6 +64,9 @@ class Ceiling:
                         wit.value if wit else None, wit.what if wit else self.no_witness, self.limit(doc),
                         self.level)]
 
+    def ceilings(self, doc: dict) -> list[Ceiling]:
+        return [self]
+
 
 @dataclass(frozen=True)
 class Family:
@@ -72,6 +76,9 @@ class Family:
     key: str
     members: Callable[[dict], list[Ceiling]]
     order: int = 100
+
+    def ceilings(self, doc: dict) -> list[Ceiling]:
+        return self.members(doc)
 
     def brackets(self, doc: dict) -> list[Bracket]:
         return [b for c in self.members(doc) for b in c.brackets(doc)]

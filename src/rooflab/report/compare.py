@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from rooflab.model.brackets import added
 from rooflab.model.ceilings import summarize
 from rooflab.model.metrics import median_ms
 from rooflab.report.table import Table, Value, fmt
+
+# a ceiling's unit as this table shows it: (divisor, unit), as rooflab's own rows are written
+_SHOWN = {"B/s": (1e9, "GB/s"), "FLOP/s": (1e12, "TFLOP/s")}
 
 
 def _ceilings(doc: dict) -> dict[str, tuple[float | None, str]]:
@@ -20,6 +24,11 @@ def _ceilings(doc: dict) -> dict[str, tuple[float | None, str]]:
     if doc.get("flops"):
         vals = [r["tflops"] for r in doc["flops"]["rows"] if r.get("tflops")]
         out["FMA peak (best)"] = (max(vals) if vals else None, "TFLOP/s")
+    for c in added(doc):
+        fig = c.figure(doc)
+        if fig:
+            scale, unit = _SHOWN[c.unit]
+            out[c.name] = (fig.value / scale, unit)
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from rooflab.model import hierarchy as hier
+from rooflab.model.brackets import added
 from rooflab.model.ceilings import summarize
 from rooflab.model.check import Check
 from rooflab.model.roofline import Roofline
@@ -14,6 +15,9 @@ from rooflab.report.table import Table, Value, fmt, missing
 
 # checks that report an error against a tolerance (the others say yes or no)
 _ERROR_CHECKS = ("seed max-rel", "normwise")
+
+# the roofs table's units: both columns are in tera-
+_UNIT = {"B/s": "TB/s", "FLOP/s": "TFLOP/s"}
 
 
 def roofs_table(doc: dict) -> Table | None:
@@ -55,6 +59,10 @@ def roofs_table(doc: dict) -> Table | None:
         if best and best.get("gbs"):
             row("device copy (read + write)", best["gbs"] * 1e9, dev.get("hbm_peak_bytes_per_s"), "TB/s",
                 f"{best['kernel']}, block {best['block']}")
+    for c in added(doc):  # its physical limit is the clocks × units figure the note names
+        fig = c.figure(doc)
+        if fig:
+            row(c.name, fig.value, c.limit(doc).value, _UNIT[c.unit], fig.what)
     if not rows:
         return None
     return Table("Roofs: measured against published", ["roof", "measured", "published", "unit", "% of published",
