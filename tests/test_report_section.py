@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rooflab import cli, lab, results
+from rooflab import lab, results
 from rooflab.report import section
+from report_from import report_from
 
 DATA = Path(__file__).parent / "data"
 
@@ -73,13 +74,7 @@ def test_every_output_carries_it(registered, tmp_path):
 
 
 def test_report_from_renders_it(registered, tmp_path):
-    src = tmp_path / "doc.json"
-    src.write_text(results.dumps(registered), encoding="utf-8")
-    with pytest.raises(SystemExit) as exc:
-        cli.main(["report", "--from", str(src), "--out", str(tmp_path / "rep")])
-        raise SystemExit(0)
-    assert (exc.value.code or 0) == 0
-    assert "## The answer" in (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "## The answer" in report_from(registered, tmp_path)
 
 
 def test_the_report_measures_it(registered):

@@ -4,7 +4,7 @@ rooflab.cuda.tma, staging scheme "tma"); a warpgroup of its own for the loads; p
 2-CTA clusters with B multicast; the epilogue through shared memory and TMA stores (scheme
 "tma_store"). Their climb paragraphs are in rooflab/report/climb/tma.py."""
 
-from rooflab.rungs.record import Rung, Variant, cdiv, persistent_grid
+from rooflab.rungs.record import Rung, Variant, cdiv, persistent_grid, persistent_smem_bytes
 
 BOX_BYTES = 64 * 128  # one 64 x 64 BF16 box
 
@@ -15,10 +15,9 @@ def smem_bytes(wgs: int, stages: int) -> int:
     return stages * (wgs + 4) * BOX_BYTES + 1024
 
 
-def store_smem_bytes(stages: int, parts: int = 1, bn: int = 256) -> int:
-    """TP_STORE_SMEM(parts, bn, stages) of include/tma_persistent.cuh: per stage parts x (2 A boxes + bn / 64
-    B boxes), + 1024 for aligning the ring, + two 64 x 32 FP32 boxes of C for each of 2 consumers."""
-    return stages * parts * (2 + bn // 64) * BOX_BYTES + 1024 + 4 * 64 * 128
+def store_smem_bytes(stages: int) -> int:
+    """TP_STORE_SMEM(1, 256, stages): the 2-consumer ring + two 64 x 32 FP32 boxes for each consumer."""
+    return persistent_smem_bytes(stages)
 
 
 def _tiles(bm: int, bn: int = 256):
@@ -42,25 +41,22 @@ _WS_VARIANTS = (
 )
 
 
-_persistent = persistent_grid
-
-
 _PERSISTENT_VARIANTS = (
     Variant("128x256x64 persistent, producer + 2 consumers stages 4", "mm_wgmma_bf16_persistent", (384, 1, 1),
-            _persistent(1), smem_bytes(2, 4)),
+            persistent_grid(1), smem_bytes(2, 4)),
 )
 _CLUSTER_VARIANTS = (
     Variant("2x(128x256x64) clusters, B multicast, persistent stages 4", "mm_wgmma_bf16_cluster", (384, 1, 1),
-            _persistent(2), smem_bytes(2, 4)),
+            persistent_grid(2), smem_bytes(2, 4)),
 )
 
 _STORE_VARIANTS = (
     Variant("128x256x64 persistent, TMA-store epilogue stages 4", "mm_wgmma_bf16_tma_store", (384, 1, 1),
-            _persistent(1), store_smem_bytes(4)),
+            persistent_grid(1), store_smem_bytes(4)),
     Variant("2x(128x256x64) clusters, B multicast, TMA-store epilogue stages 4", "mm_wgmma_bf16_tma_store_cluster",
-            (384, 1, 1), _persistent(2), store_smem_bytes(4)),
+            (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
     *(Variant(f"128x256x64 persistent, TMA-store epilogue stages 4, groups of {g}", f"mm_wgmma_bf16_tma_store_g{g}",
-              (384, 1, 1), _persistent(1), store_smem_bytes(4)) for g in (8, 32)),
+              (384, 1, 1), persistent_grid(1), store_smem_bytes(4)) for g in (8, 32)),
 )
 
 

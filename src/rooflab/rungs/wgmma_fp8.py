@@ -10,8 +10,7 @@ B that way too, so the transposition is part of preparing the inputs, done once 
 and timed for neither: the same bytes go to both. Their climb paragraphs are in
 rooflab/report/climb/fp8.py."""
 
-from rooflab.rungs.record import Rung, Variant, cdiv, persistent_grid
-from rooflab.rungs.wgmma_bf16_tma import store_smem_bytes
+from rooflab.rungs.record import Rung, Variant, cdiv, persistent_grid, persistent_smem_bytes
 
 BOX_BYTES = 64 * 128  # one 128 k x 64 row e4m3 box
 SOURCE = "rungs/wgmma_fp8.cu"
@@ -44,11 +43,11 @@ _VARIANTS = (
 # persistent on include/tma_persistent.cuh's body, C through TMA stores: accurate accumulation first, as above
 _PERSISTENT_VARIANTS = (
     Variant("128x128x128 persistent, producer + 2 consumers stages 6, TMA-store epilogue, accurate accumulation",
-            "mm_wgmma_fp8_persistent", (384, 1, 1), persistent_grid(1, bn=128), store_smem_bytes(6, bn=128)),
+            "mm_wgmma_fp8_persistent", (384, 1, 1), persistent_grid(1, bn=128), persistent_smem_bytes(6, bn=128)),
     Variant("128x256x128 persistent stages 4, TMA-store epilogue, fast accumulation", "mm_wgmma_fp8_persistent_fast",
-            (384, 1, 1), persistent_grid(1), store_smem_bytes(4)),
+            (384, 1, 1), persistent_grid(1), persistent_smem_bytes(4)),
     Variant("2x(128x128x128) clusters, B multicast, persistent stages 6, TMA-store epilogue, accurate accumulation",
-            "mm_wgmma_fp8_persistent_cluster", (384, 1, 1), persistent_grid(2, bn=128), store_smem_bytes(6, bn=128)),
+            "mm_wgmma_fp8_persistent_cluster", (384, 1, 1), persistent_grid(2, bn=128), persistent_smem_bytes(6, bn=128)),
 )
 _PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
                        for mode in ("accurate", "fast"))

@@ -4,19 +4,18 @@ K-major operands of the TF32 pre-pass (include/stage_tf32.cuh, timed with the GE
 "tma_tf32t": B transposed only, both operands truncated by the tensor core; and "tma_3xtf32"). Their
 climb paragraphs are in rooflab/report/climb/tma.py."""
 
-from rooflab.rungs.record import Rung, Variant, persistent_grid
-from rooflab.rungs.wgmma_bf16_tma import store_smem_bytes
+from rooflab.rungs.record import Rung, Variant, persistent_grid, persistent_smem_bytes
 
 _COMMON = dict(stage="tensor cores", source="rungs/wgmma_tf32_tma.cu", requires_cc=(9, 0), exact_cc=True,
                options=("-arch=sm_90a",))
 
 _TF32_VARIANTS = (
     Variant("128x256x32 persistent, producer + 2 consumers stages 4, TMA-store epilogue", "mm_wgmma_tf32_tma",
-            (384, 1, 1), persistent_grid(1), store_smem_bytes(4)),
+            (384, 1, 1), persistent_grid(1), persistent_smem_bytes(4)),
     Variant("2x(128x256x32) clusters, B multicast, persistent stages 4, TMA-store epilogue",
-            "mm_wgmma_tf32_tma_cluster", (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
+            "mm_wgmma_tf32_tma_cluster", (384, 1, 1), persistent_grid(2), persistent_smem_bytes(4)),
 )
-_X3_SMEM = store_smem_bytes(3, parts=2, bn=128)
+_X3_SMEM = persistent_smem_bytes(3, parts=2, bn=128)
 _X3_VARIANTS = (
     # flushing every k-tile first: its slot goes back as soon as its own wait retires it (10.01 ms at 8192 on
     # the H200 against 10.41 flushing every 2, `rooflab tune`, 2026-12-02)

@@ -7,10 +7,6 @@ from rooflab.report.climb.step import Step, change
 from rooflab.rungs.wgmma_fp8 import FAST
 
 
-def _evidence(s: Step) -> str:
-    return s.both_evidence() or " (Run with profiling for the counters that show where the time went.)"
-
-
 def _accumulation(rec: dict) -> str:
     """How a record of either rung accumulated, from the variant it recorded (its default where it
     names none)."""
@@ -27,7 +23,7 @@ def vs_cublaslt(s: Step) -> str:
             f"({lib['gflops'] / 1e3:,.0f} TFLOP/s, {lib['pct_peak']:.0f}%): {s.ratio:.3f}× cuBLASLt's speed, ours "
             f"with {_accumulation(s.this_rec)}, cuBLASLt's with {_accumulation(s.prev_rec)}. Normwise error "
             f"against the rounded inputs' product {s.norm_text('this')} for ours, {s.norm_text('prev')} for cuBLASLt."
-            + _evidence(s))
+            + s.evidence_or_hint())
 
 
 def bf16_to_fp8(s: Step) -> str:
@@ -36,7 +32,7 @@ def bf16_to_fp8(s: Step) -> str:
             f"{s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the FP8 roof, which is twice the "
             f"BF16 one). An e4m3 element is one byte, so a 128-byte swizzle row holds 128 k where it held 64 and "
             f"each stage carries twice the k per byte; each m64nNk32 MMA does twice the work of a k16 BF16 one."
-            + _evidence(s))
+            + s.evidence_or_hint())
 
 
 def _accumulations(s: Step) -> str:
@@ -49,7 +45,7 @@ def to_persistent(s: Step) -> str:
             f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the FP8 roof), "
             f"{_accumulations(s)}. One block an SM walks its "
             f"tiles with the ring running on between them, and C (4 bytes an element, four times an e4m3 operand's) "
-            f"leaves through shared memory and TMA stores while the next tile's MMAs start." + _evidence(s))
+            f"leaves through shared memory and TMA stores while the next tile's MMAs start." + s.evidence_or_hint())
 
 
 # (rung, the earlier rung it is compared with) -> (heading, paragraph)

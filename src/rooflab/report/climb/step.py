@@ -68,6 +68,10 @@ class Step:
     def both_evidence(self) -> str:
         return self.evidence("prev") + self.evidence()
 
+    def evidence_or_hint(self) -> str:
+        """Both rungs' Nsight Compute sentences, or how to get them where the run was not profiled."""
+        return self.both_evidence() or " (Run with profiling for the counters that show where the time went.)"
+
     def norm(self, which: str = "this") -> float | None:
         vals = [c["value"] for c in self.rec(which).get("checks", []) if c["name"] == "normwise"]
         return vals[-1] if vals else None

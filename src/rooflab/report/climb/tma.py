@@ -8,10 +8,6 @@ from __future__ import annotations
 from rooflab.report.climb.step import Paragraph, Step, change
 
 
-def _evidence(s: Step) -> str:
-    return s.both_evidence() or " (Run with profiling for the counters that show where the time went.)"
-
-
 def _figures(s: Step, roof: str = "BF16") -> str:
     """The step's change and the two rungs' figures: "1.27× as fast (1.780 → 1.406 ms, 782 TFLOP/s, 79%
     of the BF16 roof)"."""
@@ -24,7 +20,7 @@ def cp_async_to_tma(s: Step) -> str:
             f"stage as a few 64×64 boxes and an mbarrier counts their bytes, where every thread of the cp.async "
             f"rung computed an address and a predicate for each 16-byte chunk, fenced the async proxy and met the "
             f"block at a barrier every k-tile; the warps now only wait on a barrier's phase and issue wgmma."
-            + _evidence(s))
+            + s.evidence_or_hint())
 
 
 def tma_to_ws(s: Step) -> str:
@@ -32,14 +28,14 @@ def tma_to_ws(s: Step) -> str:
             f"warpgroup, its registers given to the consumers with setmaxnreg, keeps up to a whole ring of "
             f"stages in flight and waits only for a slot to be released; in the TMA rung one consumer thread "
             f"issued the loads between its own wgmma, so a refill waited until that thread's warpgroup had "
-            f"finished the previous k-tile." + _evidence(s))
+            f"finished the previous k-tile." + s.evidence_or_hint())
 
 
 def ws_to_persistent(s: Step) -> str:
     return (f"Persistent blocks: {_figures(s)}. One block an SM walks "
             f"the tiles in grouped order and its producer runs the ring on from one tile into the next, so the next "
             f"tile's first stages load while the consumers store this tile's C; a block a tile paid the ring's fill "
-            f"and its launch at every tile." + _evidence(s))
+            f"and its launch at every tile." + s.evidence_or_hint())
 
 
 def persistent_to_cluster(s: Step) -> str:
@@ -47,7 +43,7 @@ def persistent_to_cluster(s: Step) -> str:
             f"cluster hold vertically adjacent tiles that read the same 256 columns of B: each loads half of B's "
             f"panels once and multicasts them into both blocks' shared memory, so B crosses from L2 once per pair "
             f"(a third less L2-to-SM traffic for this tile shape); a slot is released on both blocks' barriers."
-            + _evidence(s))
+            + s.evidence_or_hint())
 
 
 def to_tma_store(s: Step) -> str:
@@ -55,7 +51,7 @@ def to_tma_store(s: Step) -> str:
             f"Each consumer warpgroup writes its 64×256 FP32 accumulators into shared memory a 64×32 box at a time "
             f"and one thread hands each box to a TMA store, so the warpgroup starts the next tile's wgmma while C "
             f"goes out to memory; before, the tensor cores waited for every thread's 64 global stores, and C is "
-            f"4 bytes an element here, as much as both BF16 operands of a 128-row tile at K = 128." + _evidence(s))
+            f"4 bytes an element here, as much as both BF16 operands of a 128-row tile at K = 128." + s.evidence_or_hint())
 
 
 def vs_cublas(what: str, library: str = "cuBLAS BF16", roof: str = "BF16") -> Paragraph:
@@ -64,7 +60,7 @@ def vs_cublas(what: str, library: str = "cuBLAS BF16", roof: str = "BF16") -> Pa
         lib, ours = s.prev, s.this
         return (f"{what} against {library} in the same run: {ours['ms']:.3f} ms ({ours['gflops'] / 1e3:,.0f} "
                 f"TFLOP/s, {ours['pct_peak']:.0f}% of the {roof} roof) against {lib['ms']:.3f} ms "
-                f"({lib['gflops'] / 1e3:,.0f} TFLOP/s): {s.ratio:.3f}× cuBLAS's speed." + _evidence(s))
+                f"({lib['gflops'] / 1e3:,.0f} TFLOP/s): {s.ratio:.3f}× cuBLAS's speed." + s.evidence_or_hint())
     return para
 
 
@@ -75,7 +71,7 @@ def ring_to_persistent_tf32(s: Step) -> str:
             f"{s.norm_text('prev')} → {s.norm_text('this')}). After it, TMA boxes counted by an mbarrier replace every "
             f"thread's 16-byte cp.async chunks and a block barrier per k-tile, a producer warpgroup runs the ring "
             f"ahead, one block an SM walks all its tiles, and C leaves through TMA stores while the next tile "
-            f"starts." + _evidence(s))
+            f"starts." + s.evidence_or_hint())
 
 
 def ring_to_persistent_3xtf32(s: Step) -> str:
@@ -83,7 +79,7 @@ def ring_to_persistent_3xtf32(s: Step) -> str:
             f"carries both parts of both operands in TMA boxes (the high parts and the residuals stacked in one "
             f"tensor map each), the partial accumulator is flushed into the FP32 one as before, and the block stays "
             f"resident over its tiles, storing C through TMA while the next tile's products start. Normwise error "
-            f"{s.norm_text('prev')} → {s.norm_text('this')}." + _evidence(s))
+            f"{s.norm_text('prev')} → {s.norm_text('this')}." + s.evidence_or_hint())
 
 
 def vs_sgemm(s: Step) -> str:
@@ -92,7 +88,7 @@ def vs_sgemm(s: Step) -> str:
             f"({ours['gflops'] / 1e3:,.1f} TFLOP/s, {ours['pct_peak']:.0f}% of the TF32÷3 roof) against "
             f"{lib['ms']:.3f} ms ({lib['gflops'] / 1e3:,.1f} TFLOP/s on the FP32 CUDA cores): {s.ratio:.2f}× SGEMM's "
             f"speed, normwise error {s.norm_text('this')} against SGEMM's {s.norm_text('prev')}, both on FP32 inputs."
-            + _evidence(s))
+            + s.evidence_or_hint())
 
 
 # (rung, the earlier rung it is compared with) -> (heading, paragraph)
