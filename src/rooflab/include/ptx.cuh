@@ -290,6 +290,31 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], unsigned l
         : WGMMA_D128_OPS(d)
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
+// D (64 x 256, FP32) (+)= A (64 x 8 TF32, from registers) * B (8 x 256 TF32, K-major in shared
+// memory). A's fragment (CUTLASS's ALayout_64x8): warp w, lane = 4g + t holds a[0] = A[16w + g][t],
+// a[1] = A[16w + g + 8][t], a[2] = A[16w + g][t + 4], a[3] = A[16w + g + 8][t + 4]. The registers are
+// read asynchronously: they must not be written until the wait that retires this MMA.
+__device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], const unsigned (&a)[4],
+                                                         unsigned long long desc_b, int scale_d)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %133, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+        WGMMA_D128_REGS
+        "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n"
+        "}\n"
+        : WGMMA_D128_OPS(d)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+// the same for an operand's 32-bit registers
+template <int N>
+__device__ __forceinline__ void fence_regs(unsigned (&r)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+r"(r[i])::"memory");
+}
 // D (64 x 128, FP32, 64 registers per thread) (+)= A (64 x 8) * B (8 x 128), TF32, both K-major in
 // 128-byte-swizzled shared memory, through descriptors; scale_d = 0: D = A * B.
 __device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d)

@@ -9,8 +9,14 @@
 //            zero in a partial accumulator, which is then added to the FP32 one with FP32 adds
 //   mma(d, a, b, accumulate)  a consumer warpgroup's MMAs on one stage (a: its 64 rows of A, b: B's
 //            BN rows or panels); accumulate false: the first of them starts d from zero
+//   SWAP_AB  (optional, default false) the product is computed as C^T = B^T A^T, for FP32 operands
+//            that TF32 wgmma cannot read as they lie: row-major B is N-major, but B^T may come from
+//            registers, which any layout can fill. The tile's rows (those the consumers split) are
+//            then columns of C: the stage's first operand is B as it is (32 k x 32 n boxes, 4 KB),
+//            loaded into registers by the consumers (consume_tile_swapped); the second is A, K-major
+//            as it lies, read by the descriptors; C^T's tile leaves transposed (store_acc_tma_t).
 // Every box is 64 rows of 128 bytes (8 KB), 128-byte swizzled: a stage holds PARTS x (BM / 64) boxes
-// of A, then PARTS x (BN / 64) boxes of B.
+// of A, then PARTS x (BN / 64) boxes of B (SWAP_AB: BM / 32 boxes of B, then BN / 64 of A).
 //
 // Persistent and warp-specialised, in clusters of CLUSTER CTAs stacked along M (1: no cluster): at
 // most one CTA an SM walks the schedule's tiles (cluster c: tiles c, c + clusters, ...); the producer
@@ -53,6 +59,16 @@
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace tma_persistent {
 
+// Op::SWAP_AB where the policy declares it, else false
+template <class Op, class = void>
+struct swaps_ab {
+    static constexpr bool value = false;
+};
+template <class Op>
+struct swaps_ab<Op, decltype(void(Op::SWAP_AB))> {
+    static constexpr bool value = Op::SWAP_AB;
+};
+
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
 // grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...
 template <int BM, int BN, int CLUSTER, int GROUP = GROUP_M>
@@ -84,17 +100,24 @@ template <class Op, int BM, int CLUSTER>
 __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, int M, int N, int bm, int bn,
                                             unsigned slot, unsigned full, int kt, unsigned rank)
 {
+    constexpr bool SW = swaps_ab<Op>::value;
+    constexpr int A_ROWS = SW ? 32 : 64, A_BOX = SW ? TP_BOX_BYTES / 2 : TP_BOX_BYTES;  // SW: 32 k x 32 n
     const int k0 = kt * Op::BK;
-    const int a_boxes = max(0, min(BM / 64, (M - bm + 63) / 64)), b_boxes = min(Op::BN / 64, (N - bn + 63) / 64);
+    const int a_boxes = max(0, min(BM / A_ROWS, (M - bm + A_ROWS - 1) / A_ROWS));
+    const int b_boxes = min(Op::BN / 64, (N - bn + 63) / 64);
 #ifdef PLANT_SHORT_TX  // a planted bug for the GPU tests: the barrier waits for 16 bytes that never come
-    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes + b_boxes) * TP_BOX_BYTES + 16);
+    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * TP_BOX_BYTES) + 16);
 #else
-    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes + b_boxes) * TP_BOX_BYTES);
+    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * TP_BOX_BYTES));
 #endif
 #pragma unroll
     for (int p = 0; p < Op::PARTS; p++)
-        for (int w = 0; w < a_boxes; w++)
-            tma_load_2d(slot + (p * (BM / 64) + w) * TP_BOX_BYTES, tmA, k0, p * M + bm + 64 * w, full);
+        for (int w = 0; w < a_boxes; w++) {
+            if constexpr (SW)
+                tma_load_2d(slot + w * A_BOX, tmA, bm + 32 * w, k0, full);
+            else
+                tma_load_2d(slot + (p * (BM / 64) + w) * TP_BOX_BYTES, tmA, k0, p * M + bm + 64 * w, full);
+        }
     const unsigned sb = slot + Op::PARTS * BM * 128;
 #pragma unroll
     for (int p = 0; p < Op::PARTS; p++) {
@@ -238,6 +261,119 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
     return true;
 }
 
+// store_acc_tma for the swapped product: the warpgroup holds 64 columns (from n0) x 4 NACC / 2 rows
+// (from m0) of C, transposed (store_wgmma_acc_t's mapping). C's 64 x 32 boxes go out a 64-row block
+// at a time: its two boxes (columns n0.., n0 + 32..), one in each buffer, warps 0-1 writing the first
+// and 2-3 the second; a row of a box is 128 bytes of one row of C, 128-byte swizzled, so the 4 rows a
+// warp's v2 store spans fall in distinct bank halves.
+template <int NACC>
+__device__ __forceinline__ void store_acc_tma_t(const float (&acc)[NACC], const void* tmC, unsigned bufs, int n0,
+                                                int m0, int M, int N, int cw)
+{
+    const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32;
+    const bool leader = threadIdx.x % 128 == 0;
+    const unsigned buf = bufs + (w >> 1) * TP_C_BOX_BYTES;
+    const int byte = 64 * (w & 1) + 8 * (lane / 4);
+#pragma unroll
+    for (int mb = 0; mb < NACC / 32; mb++) {
+        if (leader) bulk_wait_read<0>();  // both buffers read (the last tile's boxes too)
+        warpgroup_sync(cw);
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++) {
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int r = 8 * jj + 2 * (lane % 4) + e, j = 8 * mb + jj;
+                const unsigned at = buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(acc[4 * j + e]),
+                             "f"(acc[4 * j + 2 + e])
+                             : "memory");
+            }
+        }
+        fence_proxy_async();
+        warpgroup_sync(cw);
+        if (leader) {
+            if (m0 + 64 * mb < M) {
+                if (n0 < N) tma_store_2d(tmC, bufs, n0, m0 + 64 * mb);
+                if (n0 + 32 < N) tma_store_2d(tmC, bufs + TP_C_BOX_BYTES, n0 + 32, m0 + 64 * mb);
+            }
+            bulk_commit();
+        }
+    }
+}
+
+// The operand fragments of one k-tile for the swapped product: the warpgroup's 64 rows of B^T (= 64
+// columns of B: two 32 k x 32 n boxes of the stage, from `box`) as 4 k8 steps x 4 registers. D's row
+// g of a warp holds column 2g of its 16, row g + 8 column 2g + 1, so a[0], a[1] (and a[2], a[3]) are
+// one 8-byte load. A warp's load spans 4 k-rows whose swizzle XOR (row & 7) must fill both bank halves:
+// rows t and t + 4 differ in the half, so lanes with odd t load row t + 4 first.
+__device__ __forceinline__ void load_bt_fragments(unsigned (&f)[16], unsigned box)
+{
+    const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32, g = lane / 4, t = lane % 4;
+    const unsigned base = box + (w >> 1) * (TP_BOX_BYTES / 2);
+    const int chunk = 4 * (w & 1) + g / 2, lo = 8 * (g & 1);
+    const bool odd = t & 1;
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) {
+        unsigned x[2], y[2];
+        const int r0 = 8 * kk + t + (odd ? 4 : 0), r1 = 8 * kk + t + (odd ? 0 : 4);
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
+                     : "=r"(x[0]), "=r"(x[1])
+                     : "r"(base + r0 * 128 + (((chunk ^ (r0 & 7)) << 4) | lo)));
+        asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
+                     : "=r"(y[0]), "=r"(y[1])
+                     : "r"(base + r1 * 128 + (((chunk ^ (r1 & 7)) << 4) | lo)));
+        f[4 * kk + 0] = odd ? y[0] : x[0];
+        f[4 * kk + 1] = odd ? y[1] : x[1];
+        f[4 * kk + 2] = odd ? x[0] : y[0];
+        f[4 * kk + 3] = odd ? x[1] : y[1];
+    }
+}
+
+// consume_tile for the swapped product (chain accumulation, as FLUSH 0): each k-tile's fragments are
+// loaded while the previous k-tile's MMAs run, into the other of two register sets, which the wait
+// that retires those MMAs frees (fence_regs keeps each set alive, unmoved, until that wait).
+template <class Op, int CLUSTER, int STAGES, int STAGE_BYTES, int BM>
+__device__ __forceinline__ bool consume_tile_swapped(float (&acc)[Op::NACC], unsigned base, unsigned bars, int KT,
+                                                     int& it, int cw, bool signals)
+{
+    const unsigned a_off = cw * 64 * 128, b_off = BM * 128;
+    unsigned fa[16], fb[16];
+#pragma unroll
+    for (int e = 0; e < 16; e++) fa[e] = fb[e] = 0u;
+    bool ok = true;
+    const auto step = [&](unsigned (&cur)[16], unsigned (&prev)[16], int kt) {
+        const int s = it % STAGES;
+        if (!(ok = mbar_wait_bounded(bars + 8 * s, (it / STAGES) & 1))) return false;
+        const unsigned slot = base + s * STAGE_BYTES;
+        load_bt_fragments(cur, slot + a_off);
+        fence_regs(cur);
+        fence_acc(acc);
+        wgmma_fence();
+        Op::mma(acc, cur, slot + b_off, kt > 0);  // the first k-tile starts the accumulator (no zeroing:
+                                                  // that would be a write ptxas sees under the last tile's MMAs)
+        wgmma_commit();
+        wgmma_wait<1>();  // k-tile kt - 1's MMAs are done: its slot and its registers are free
+        fence_acc(acc);
+        fence_regs(prev);
+        if (kt > 0 && signals) release<CLUSTER>(bars + 8 * (STAGES + (it - 1) % STAGES));
+        it++;
+        return true;
+    };
+    // pairs, then an odd k-tile apart: a path skipping the second step back to the first would
+    // rewrite fa under its own MMAs, and ptxas would serialise every wgmma for it
+    int kt = 0;
+    for (; kt + 1 < KT; kt += 2)
+        if (!step(fa, fb, kt) || !step(fb, fa, kt + 1)) break;
+    if (ok && kt < KT) step(fa, fb, kt);
+    wgmma_wait<0>();
+    fence_acc(acc);
+    fence_regs(fa);
+    fence_regs(fb);
+    if (!ok) return false;
+    if (signals) release<CLUSTER>(bars + 8 * (STAGES + (it - 1) % STAGES));
+    return true;
+}
+
 // one producer warpgroup (warpgroup 0) + 2 consumer warpgroups (each 64 rows of the 128-row tile);
 // registers move from the producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS): setmaxnreg.inc
 // blocks until the block's pool has them, so 128 * (PRODUCER_REGS + 2 * CONSUMER_REGS) must fit it.
@@ -262,7 +398,12 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     }
     const unsigned rank = CLUSTER > 1 ? cluster_ctarank() : 0u;
     if (CLUSTER > 1) cluster_sync(); else __syncthreads();
-    const Schedule<BM, Op::BN, CLUSTER, GROUP> sch(M, N);
+    // SWAP_AB: the tile's rows are C's columns; issue_stage and the schedule see the swapped problem
+    constexpr bool SW = swaps_ab<Op>::value;
+    const int Mr = SW ? N : M, Nr = SW ? M : N;
+    const void* tmR = SW ? tmB : tmA;
+    const void* tmS = SW ? tmA : tmB;
+    const Schedule<BM, Op::BN, CLUSTER, GROUP> sch(Mr, Nr);
     const int first = CLUSTER > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
     const int stride = CLUSTER > 1 ? (int)cluster_count_x() : (int)gridDim.x;
     const int KT = (K + Op::BK - 1) / Op::BK;
@@ -270,8 +411,8 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     if (wg == 0) {
         setmaxnreg_dec<PRODUCER_REGS>();
         if (tid == 0) {
-            tensormap_acquire(tmA);
-            tensormap_acquire(tmB);
+            tensormap_acquire(tmR);
+            tensormap_acquire(tmS);
             int it = 0;
             bool ok = true;
             for (int tile = first; ok && tile < sch.tiles; tile += stride) {
@@ -280,7 +421,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
                 for (int kt = 0; kt < KT; kt++, it++) {
                     const int s = it % STAGES;
                     if (it >= STAGES && !(ok = mbar_wait_bounded(bar0 + 8 * (STAGES + s), (it / STAGES - 1) & 1))) break;
-                    issue_stage<Op, BM, CLUSTER>(tmA, tmB, M, N, bm, bn, base + s * STAGE_BYTES, bar0 + 8 * s, kt, rank);
+                    issue_stage<Op, BM, CLUSTER>(tmR, tmS, Mr, Nr, bm, bn, base + s * STAGE_BYTES, bar0 + 8 * s, kt, rank);
                 }
             }
             // leave no copy in flight behind this thread: the last stages issued have landed
@@ -299,9 +440,21 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             int bm, bn;
             sch.at(tile, rank, bm, bn);
             float acc[Op::NACC];
-            if (!consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals)) break;
+            if constexpr (SW) {
+                if (!consume_tile_swapped<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
+                    break;
+            } else {
+                if (!consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals)) break;
+            }
 #ifndef TMA_SKIP_C_STORE  // measuring the epilogue's share of the time: never a rung (C is left unwritten)
-            if (TMA_STORE && c_by_tma) {
+            if constexpr (SW) {
+                if (bm + cw * 64 >= N) {
+                } else if (TMA_STORE && c_by_tma) {
+                    store_acc_tma_t<Op::NACC>(acc, tmC, cbufs, bm + cw * 64, bn, M, N, cw);
+                } else {
+                    store_wgmma_acc_t(acc, C, M, N, bm + cw * 64, bn);
+                }
+            } else if (TMA_STORE && c_by_tma) {
                 if (bm + cw * 64 < M) store_acc_tma<Op::NACC>(acc, tmC, cbufs, bm + cw * 64, bn, N, cw);
             } else {
                 store_wgmma_acc(acc, C, M, N, bm + cw * 64, bn);

@@ -27,3 +27,31 @@ __device__ __forceinline__ void store_wgmma_acc(const float (&acc)[NACC], float*
         }
     }
 }
+
+// The same for a warpgroup that computed C^T (the swapped product D = B^T A^T, 64 rows of D being 64
+// columns of C): acc[4j + 2h + e] is C's row m0 + 8j + 2 * (lane % 4) + e, column n0 + 16 * warp +
+// 2 * (lane / 4) + h (the kernel gives D's rows g and g + 8 of each warp C's columns 2g and 2g + 1, so
+// a thread's pair h = 0, 1 is two neighbours of one row of C).
+template <int NACC>
+__device__ __forceinline__ void store_wgmma_acc_t(const float (&acc)[NACC], float* C, int M, int N, int n0, int m0)
+{
+    const int lane = threadIdx.x % 32, warp_in_wg = (threadIdx.x % 128) / 32;
+    const int n = n0 + warp_in_wg * 16 + 2 * (lane / 4);
+    const bool pair = (N % 2 == 0) && ((reinterpret_cast<size_t>(C) & 7) == 0);
+    if (n >= N) return;
+#pragma unroll
+    for (int j = 0; j < NACC / 4; j++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const int m = m0 + 8 * j + 2 * (lane % 4) + e;
+            if (m >= M) continue;
+            float* p = C + (size_t)m * N + n;
+            if (pair) {  // N even and n even: n + 1 < N too
+                *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + e], acc[4 * j + 2 + e]);
+            } else {
+                p[0] = acc[4 * j + e];
+                if (n + 1 < N) p[1] = acc[4 * j + 2 + e];
+            }
+        }
+    }
+}

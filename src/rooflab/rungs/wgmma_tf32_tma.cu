@@ -59,6 +59,21 @@ struct Tf32Op {
     }
 };
 
+// TF32 without the transpose: C^T = B^T A^T (SWAP_AB, include/tma_persistent.cuh), B^T's fragments
+// loaded by the consumers from B's 32 x 32 boxes as it lies, A K-major as it lies in the descriptors;
+// m64n256k8 with A from registers, the tile 256 rows of C x 128 columns
+struct Tf32SwapOp {
+    static constexpr int BK = TF_BK, BN = 256, NACC = 128, PARTS = 1, FLUSH = 0;
+    static constexpr bool B_KMAJOR = true, SWAP_AB = true;
+    static __device__ __forceinline__ void mma(float (&d)[128], const unsigned (&f)[16], unsigned b0, int accumulate)
+    {
+#pragma unroll
+        for (int kk = 0; kk < TF_BK / 8; kk++)
+            wgmma_m64n256k8_tf32_rs(d, *reinterpret_cast<const unsigned(*)[4]>(&f[4 * kk]),
+                                    make_desc(b0 + kk * 32, 16, 1024), accumulate || kk > 0);
+    }
+};
+
 // 3xTF32: the stage holds A_big's and A_small's boxes (a: the warpgroup's rows of A_big; its A_small
 // 2 boxes = 16 KB on), then B_big's 2 boxes and B_small's 2 (b: B_big; B_small 16 KB on)
 template <int FLUSH_>
@@ -98,6 +113,24 @@ mm_wgmma_tf32_tma_cluster(const void* tmA, const void* tmB, float* C, int M, int
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tf32_tma::Tf32Op, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// TF32 swapped (no pre-pass): 256 x 128 tiles of C, 4 stages, TMA-store epilogue (TP_STORE_SMEM(1, 256, 4))
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_tf32_swap(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32SwapOp, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the same in 2-CTA clusters (along C's columns), A's boxes multicast into both
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_tf32_swap_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32SwapOp, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }
 
