@@ -18,7 +18,7 @@ from rooflab.cuda import staging, tma
 from rooflab.rungs.record import persistent_grid
 from rooflab.rungs.wgmma_bf16_tma import TMA_RUNGS
 from rooflab.rungs.wgmma_fp8 import WGMMA_FP8_PERSISTENT
-from rooflab.rungs.wgmma_tf32_tma import WGMMA_3XTF32_TMA, WGMMA_TF32_TMA
+from rooflab.rungs.wgmma_tf32_tma import WGMMA_3XTF32_TMA, WGMMA_TF32_SWAP, WGMMA_TF32_TMA
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "src" / "rooflab"
@@ -26,11 +26,12 @@ NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not on PATH")
 SMEM_LIMIT = 227 * 1024
 PERSISTENT = (*[r for r in TMA_RUNGS if r.name in ("wgmma_bf16_persistent", "wgmma_bf16_cluster", "wgmma_bf16_tma_store")],
-              WGMMA_TF32_TMA, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT)
+              WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT)
 # the operand policy each file's kernels name -> (parts, tile columns)
-OPS = {"tma_gemm::Bf16Op": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::X3Op": (2, 128),
+OPS = {"tma_gemm::Bf16Op": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
+       "tf32_tma::X3Op": (2, 128),
        "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<256": (1, 256)}
-STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS)
+STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS)
 
 
 def _entries(source: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:
@@ -61,7 +62,7 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
         assert bool(store) == (rung.staging in STORING), v.label  # C's map follows B's only then
         assert (macro == f"{macro.split('_CLUSTER')[0]}_CLUSTER_DIMS_{cluster}") == (cluster > 1), v.kernel
         assert f"stages {stages}" in v.label and f"128x{bn}x" in v.label, v.label
-        ref = persistent_grid(cluster, 128, bn)
+        ref = persistent_grid(cluster, 128, bn, swap_ab="Swap" in op)  # C^T's tiles: 128 columns x 256 rows
         for shape in ((1000, 777, 1234), (8192, 8192, 64), (1, 1, 1), (4096, 4096, 64)):
             assert v.grid(*shape, sms=132) == ref(*shape, sms=132), (v.label, shape)
         assert v.grid(1, 1, 1, sms=132) == (cluster, 1, 1)
@@ -76,7 +77,9 @@ def test_the_precisions_carry_their_own_staging_and_tolerance():
     assert WGMMA_TF32_TMA.precision == WGMMA_TF32.precision
     assert WGMMA_TF32_TMA.normwise_tolerance(4096) == WGMMA_TF32.normwise_tolerance(4096)
     assert WGMMA_3XTF32_TMA.normwise_tolerance(4096) == WGMMA_3XTF32.normwise_tolerance(4096)
-    for r in (WGMMA_TF32_TMA, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT):
+    assert WGMMA_TF32_SWAP.staging == staging.TMA_F32_STORE and WGMMA_TF32_SWAP.rounding == "tf32_trunc"
+    assert WGMMA_TF32_SWAP.normwise_tolerance(4096) == WGMMA_TF32.normwise_tolerance(4096)
+    for r in (WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT):
         assert r.exact_cc and r.requires_cc == (9, 0) and "-arch=sm_90a" in r.options
 
 
@@ -86,6 +89,7 @@ def test_the_new_rungs_sit_after_their_cp_async_rungs():
     names = rungs.names()
     assert names.index("wgmma_3xtf32_tma") == names.index("wgmma_3xtf32") + 1
     assert names.index("wgmma_tf32_tma") == names.index("wgmma_tf32") + 1 < names.index("cublas_tf32")
+    assert names.index("wgmma_tf32_swap") == names.index("wgmma_tf32_tma") + 1 < names.index("cublas_tf32")
     assert names.index("wgmma_fp8_persistent") == names.index("wgmma_fp8") + 1
 
 
@@ -100,6 +104,29 @@ def test_the_staged_maps_stack_the_parts_k_major(parts):
     for spec in (sa, sb):
         args = tma.encode_args(spec)
         assert args["data_type"] == tma.DATA_TYPE_FLOAT32 and args["box"] == (32, 64) and spec.problems(0x1000) == []
+
+
+def test_the_fp32_layout_maps_both_operands_as_they_lie():
+    """The swapped TF32 kernel's maps: A (M x K) in 32 k x 64-row boxes, B (K x N) as it lies in boxes of 32 n x
+    32 k-rows (one k-tile: its consumers load B^T's fragments from them), FP32, packed pitches."""
+    layout = tma.LAYOUTS["tma_f32"]
+    sa, sb = tma.operand_specs(45, 36, 96, layout=layout)
+    assert (sa.rows, sa.cols, sa.pitch, sa.box) == (45, 96, 96 * 4, (32, 64))
+    assert (sb.rows, sb.cols, sb.pitch, sb.box) == (96, 36, 36 * 4, (32, 32))
+    for spec in (sa, sb):
+        assert tma.encode_args(spec)["data_type"] == tma.DATA_TYPE_FLOAT32 and spec.problems(0x1000) == []
+    bf16_b = tma.operand_specs(45, 36, 96)[1]
+    assert bf16_b.box == (64, 64)  # the other layouts keep 64-row boxes
+
+
+def test_the_fp32_scheme_hands_over_the_operands_maps_and_cs(monkeypatch):
+    seen = []
+    monkeypatch.setattr(tma, "operand_maps", lambda a, b, m, n, k, label, layout, c: seen.append(
+        (a, b, m, n, k, layout, c)) or ("MA", "MB"))
+    assert staging.takes_c(staging.TMA_F32_STORE)
+    stage, k = staging.stager(WGMMA_TF32_SWAP.source, (), staging.TMA_F32_STORE, 45, 33, 70, "x")
+    assert k == 70 and stage("A", "B", "C") == ("MA", "MB")
+    assert seen == [("A", "B", 45, 33, 70, tma.LAYOUTS["tma_f32"], "C")]
 
 
 @pytest.mark.parametrize("scheme,prepass", sorted(staging.TMA_PREPASS.items()))
@@ -233,7 +260,8 @@ def _step(prev_ms, this_ms, prev_norm=None, this_norm=None):
     return Step(m(prev_ms), m(this_ms), rec("a", prev_norm), rec("b", this_norm), {})
 
 
-@pytest.mark.parametrize("rung", (WGMMA_TF32_TMA, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT), ids=lambda r: r.name)
+@pytest.mark.parametrize("rung", (WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT),
+                         ids=lambda r: r.name)
 def test_every_step_into_the_new_rungs_has_its_paragraph_from_the_run(rung):
     """Each (rung, earlier rung) of the record has prose of its own, and the prose carries the run's
     direction and figures: a faster and a slower run read differently."""

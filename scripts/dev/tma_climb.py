@@ -21,7 +21,7 @@ from rooflab.report.table import Table, fmt
 CLIMBS = (
     ("BF16", ("wgmma_bf16", "wgmma_bf16_tma", "wgmma_bf16_tma_ws", "wgmma_bf16_persistent", "wgmma_bf16_cluster",
               "wgmma_bf16_tma_store"), "cublas_bf16", "cuBLAS BF16"),
-    ("TF32", ("wgmma_tf32", "wgmma_tf32_tma"), "cublas_tf32", "cuBLAS TF32"),
+    ("TF32", ("wgmma_tf32", "wgmma_tf32_tma", "wgmma_tf32_swap"), "cublas_tf32", "cuBLAS TF32"),
     ("3xTF32", ("wgmma_3xtf32", "wgmma_3xtf32_tma"), "cublas", "cuBLAS SGEMM"),
     ("FP8", ("wgmma_fp8", "wgmma_fp8_persistent"), "cublaslt_fp8", "cuBLASLt FP8"),
 )

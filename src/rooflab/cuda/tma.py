@@ -17,6 +17,10 @@ already transposed (B^T, N x K: FP8 wgmma has no transposed operand):
 The TF32 layouts (STAGED_F32) map the TF32 pre-pass's FP32 outputs, both K-major, Kp a multiple of 32:
     A'  (parts x M x Kp)    dims {Kp, parts x M}, box {32, 64}
     B'  (parts x N x Kp)    dims {Kp, parts x N}, box {32, 64}
+The FP32 layout "tma_f32" maps both operands as they lie, for the kernels that compute C^T = B^T A^T
+(B^T's fragments loaded into registers from B's boxes):
+    A   (M x K, FP32)       dims {K, M}, box {32, 64}
+    B   (K x N, FP32)       dims {N, K}, box {32, 32}: 32 n (128 B) x 32 k-rows, one k-tile
 
 TMA reads rows whose pitch is a multiple of 16 bytes from a 16-byte-aligned base. An operand that
 misses this (K or N not a multiple of 8, a misaligned view) is copied into a buffer with the pitch
@@ -81,14 +85,16 @@ F32 = Element("FP32", DATA_TYPE_FLOAT32, 4, "uint32")  # C, for the kernels that
 class Layout:
     """How a kernel takes its operands: their element, whether B arrives transposed (B^T, N x K), and
     how many parts of each are stacked in one map (3xTF32's high part and residual: part p of row r
-    at row p x rows + r)."""
+    at row p x rows + r), and how many rows a box of B spans."""
 
     element: Element
     b_transposed: bool
     parts: int = 1
+    b_box_rows: int = 64
 
 
-LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True)}
+LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True),
+           "tma_f32": Layout(F32, b_transposed=False, b_box_rows=32)}
 # the TF32 pre-pass's outputs (rooflab.cuda.staging): both operands K-major FP32, one part or two
 STAGED_F32 = {1: Layout(F32, b_transposed=True), 2: Layout(F32, b_transposed=True, parts=2)}
 DEFAULT = LAYOUTS["tma"]
@@ -102,6 +108,7 @@ class MapSpec:
     cols: int
     pitch: int
     element: Element = BF16
+    box_rows: int = BOX
 
     @property
     def dims(self) -> tuple[int, int]:
@@ -113,7 +120,7 @@ class MapSpec:
 
     @property
     def box(self) -> tuple[int, int]:
-        return (self.element.inner_box, BOX)
+        return (self.element.inner_box, self.box_rows)
 
     def problems(self, address: int) -> list[str]:
         """What cuTensorMapEncodeTiled would refuse (its documented rules), as sentences."""
@@ -147,7 +154,8 @@ def operand_specs(m: int, n: int, k: int, a_pitch: int | None = None,
     el = layout.element
     b_rows, b_cols = b_shape(n, k, layout)
     return (MapSpec(rows=layout.parts * m, cols=k, pitch=a_pitch or k * el.bytes, element=el),
-            MapSpec(rows=b_rows, cols=b_cols, pitch=b_pitch or b_cols * el.bytes, element=el))
+            MapSpec(rows=b_rows, cols=b_cols, pitch=b_pitch or b_cols * el.bytes, element=el,
+                    box_rows=layout.b_box_rows))
 
 
 def c_spec(m: int, n: int) -> MapSpec:

@@ -101,6 +101,7 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
                                             unsigned slot, unsigned full, int kt, unsigned rank)
 {
     constexpr bool SW = swaps_ab<Op>::value;
+    static_assert(!SW || Op::PARTS == 1, "the swapped product loads one part of B");
     constexpr int A_ROWS = SW ? 32 : 64, A_BOX = SW ? TP_BOX_BYTES / 2 : TP_BOX_BYTES;  // SW: 32 k x 32 n
     const int k0 = kt * Op::BK;
     const int a_boxes = max(0, min(BM / A_ROWS, (M - bm + A_ROWS - 1) / A_ROWS));
@@ -264,8 +265,8 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
 // store_acc_tma for the swapped product: the warpgroup holds 64 columns (from n0) x 4 NACC / 2 rows
 // (from m0) of C, transposed (store_wgmma_acc_t's mapping). C's 64 x 32 boxes go out a 64-row block
 // at a time: its two boxes (columns n0.., n0 + 32..), one in each buffer, warps 0-1 writing the first
-// and 2-3 the second; a row of a box is 128 bytes of one row of C, 128-byte swizzled, so the 4 rows a
-// warp's v2 store spans fall in distinct bank halves.
+// and 2-3 the second; a row of a box is 128 bytes of one row of C, 128-byte swizzled, so of the 4 rows a
+// warp's v2 store spans, two fall in each bank half: the minimum 2 wavefronts.
 template <int NACC>
 __device__ __forceinline__ void store_acc_tma_t(const float (&acc)[NACC], const void* tmC, unsigned bufs, int n0,
                                                 int m0, int M, int N, int cw)

@@ -38,13 +38,14 @@ def launch_grid(grid: Grid, m: int, n: int, k: int, sms: Callable[[], int]) -> t
     return tuple(grid(m, n, k, sms=sms()) if takes_sms else grid(m, n, k))
 
 
-def persistent_grid(cluster: int, bm: int = 128, bn: int = 256) -> Grid:
+def persistent_grid(cluster: int, bm: int = 128, bn: int = 256, swap_ab: bool = False) -> Grid:
     """The grid of a persistent kernel: at most one block an SM, in whole clusters of `cluster` along M;
     the fewest clusters that take as many rounds of bm x bn tiles as all of them would (at N = 8192,
     64 clusters of 16 tiles each, where 66 would leave the last round half empty and draw the power of
-    all SMs through it)."""
+    all SMs through it). swap_ab: the kernel tiles C^T (bm columns of C x bn rows)."""
     def grid(m, n, k, sms=132, cluster=cluster, bm=bm, bn=bn):
-        tiles = cdiv(cdiv(m, bm), cluster) * cdiv(n, bn)
+        rows, cols = (n, m) if swap_ab else (m, n)
+        tiles = cdiv(cdiv(rows, bm), cluster) * cdiv(cols, bn)
         most = max(1, sms // cluster)
         return (cluster * (tiles if tiles <= most else cdiv(tiles, cdiv(tiles, most))), 1, 1)
     return grid

@@ -1,8 +1,9 @@
 """The TF32 and 3xTF32 wgmma rungs fed by TMA (rungs/wgmma_tf32_tma.cu, sm_90a): the BF16 climb's
 persistent, warp-specialised body with its TMA-store epilogue (include/tma_persistent.cuh), on the
 K-major operands of the TF32 pre-pass (include/stage_tf32.cuh, timed with the GEMM: staging schemes
-"tma_tf32t": B transposed only, both operands truncated by the tensor core; and "tma_3xtf32"). Their
-climb paragraphs are in rooflab/report/climb/tma.py."""
+"tma_tf32t": B transposed only, both operands truncated by the tensor core; and "tma_3xtf32"), and
+the TF32 rung that needs no pre-pass, computing C^T = B^T A^T (staging "tma_f32_store"). Their climb
+paragraphs are in rooflab/report/climb/tma.py."""
 
 from rooflab.rungs.record import Rung, Variant, persistent_grid, persistent_smem_bytes
 
@@ -14,6 +15,12 @@ _TF32_VARIANTS = (
             (384, 1, 1), persistent_grid(1), persistent_smem_bytes(4)),
     Variant("2x(128x256x32) clusters, B multicast, persistent stages 4, TMA-store epilogue",
             "mm_wgmma_tf32_tma_cluster", (384, 1, 1), persistent_grid(2), persistent_smem_bytes(4)),
+)
+_SWAP_VARIANTS = (
+    Variant("C^T 128x256x32 persistent, B^T from registers, stages 4, TMA-store epilogue", "mm_wgmma_tf32_swap",
+            (384, 1, 1), persistent_grid(1, swap_ab=True), persistent_smem_bytes(4)),
+    Variant("2x(C^T 128x256x32) clusters, A multicast, stages 4, TMA-store epilogue", "mm_wgmma_tf32_swap_cluster",
+            (384, 1, 1), persistent_grid(2, swap_ab=True), persistent_smem_bytes(4)),
 )
 _X3_SMEM = persistent_smem_bytes(3, parts=2, bn=128)
 _X3_VARIANTS = (
@@ -42,6 +49,22 @@ WGMMA_TF32_TMA = Rung(
     compare=("wgmma_tf32", "cublas_tf32"),
     ratios=(("wgmma_tf32", "time_wgmma TF32 / time_wgmma TF32 TMA"),
             ("cublas_tf32", "time_cuBLAS TF32 / time_wgmma TF32 TMA")),
+)
+WGMMA_TF32_SWAP = Rung(
+    name="wgmma_tf32_swap", title="wgmma TF32, C^T = B^T A^T, no pre-pass (Hopper)", precision="tf32",
+    rounding="tf32_trunc", **_COMMON, staging="tma_f32_store", kernel=_SWAP_VARIANTS[0].kernel,
+    block=_SWAP_VARIANTS[0].block, grid=_SWAP_VARIANTS[0].grid, shared_mem=_SWAP_VARIANTS[0].shared_mem,
+    loads_per_fma=1 / 256 + 1 / 128, variants=_SWAP_VARIANTS,
+    explain="TF32 wgmma reads shared memory K-major only, and row-major B is N-major; but its first operand may "
+            "come from registers, which any layout can fill. So the kernel computes C^T = B^T A^T: B arrives by "
+            "TMA as it lies (32 k × 32 n boxes, 128-byte swizzle) and each consumer warpgroup loads its 64 rows of "
+            "B^T into registers (two 8-byte loads a k8 step, ordered so that a warp's loads use both halves of "
+            "the banks), while A, already K-major, is the shared-memory operand of m64n256k8. No pre-pass runs. "
+            "Each 128 × 256 tile of C^T leaves transposed through shared memory and TMA stores; the tensor core "
+            "truncates both operands to TF32, as in the transposing rung.",
+    compare=("wgmma_tf32_tma", "cublas_tf32"),
+    ratios=(("wgmma_tf32_tma", "time_wgmma TF32 TMA / time_wgmma TF32 C^T"),
+            ("cublas_tf32", "time_cuBLAS TF32 / time_wgmma TF32 C^T")),
 )
 WGMMA_3XTF32_TMA = Rung(
     name="wgmma_3xtf32_tma", title="wgmma 3xTF32, TMA + WS, persistent (Hopper, FP32-accurate)", precision="3xtf32",

@@ -74,6 +74,15 @@ def ring_to_persistent_tf32(s: Step) -> str:
             f"starts." + s.evidence_or_hint())
 
 
+def transpose_to_swap(s: Step) -> str:
+    return (f"TF32 without the transpose: {_figures(s, 'TF32')}. The kernel computes C^T = B^T A^T: B's boxes land "
+            f"as B lies and each consumer warpgroup loads its 64 rows of B^T into registers, the operand wgmma may "
+            f"take from registers in any layout, while A, K-major as it lies, stays the shared-memory operand; so "
+            f"the pre-pass that wrote B^T (a read and a write of all of B, timed with the GEMM) is gone, and the "
+            f"tile's C^T leaves transposed through shared memory. Normwise error {s.norm_text('prev')} → "
+            f"{s.norm_text('this')}." + s.evidence_or_hint())
+
+
 def ring_to_persistent_3xtf32(s: Step) -> str:
     return (f"3xTF32 from its cp.async ring to the persistent TMA body: {_figures(s, 'TF32÷3')}. Each stage "
             f"carries both parts of both operands in TMA boxes (the high parts and the residuals stacked in one "
@@ -111,6 +120,10 @@ PARAGRAPHS = {
     ("wgmma_tf32_tma", "wgmma_tf32"): ("cp.async ring → persistent TMA body (TF32)", ring_to_persistent_tf32),
     ("wgmma_tf32_tma", "cublas_tf32"): ("wgmma TF32 on TMA vs cuBLAS TF32",
                                         vs_cublas("wgmma TF32, persistent on TMA", "cuBLAS TF32", "TF32")),
+    ("wgmma_tf32_swap", "wgmma_tf32_tma"): ("transposed B → B^T through registers (TF32)", transpose_to_swap),
+    ("wgmma_tf32_swap", "cublas_tf32"): ("wgmma TF32 C^T = B^T A^T vs cuBLAS TF32",
+                                         vs_cublas("wgmma TF32, C^T = B^T A^T with no pre-pass", "cuBLAS TF32",
+                                                   "TF32")),
     ("wgmma_3xtf32_tma", "wgmma_3xtf32"): ("cp.async ring → persistent TMA body (3xTF32)", ring_to_persistent_3xtf32),
     ("wgmma_3xtf32_tma", "cublas"): ("wgmma 3xTF32 on TMA vs cuBLAS SGEMM", vs_sgemm),
 }
