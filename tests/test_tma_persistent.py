@@ -6,6 +6,7 @@ accumulation. The kernels' numbers are checked on the GPU (tests/test_gpu_tma.py
 
 from __future__ import annotations
 
+import random
 import re
 import shutil
 import subprocess
@@ -53,11 +54,14 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
     inst = _entries(rung.source_path())
     assert rung.variants and rung.kernel == rung.variants[0].kernel
     for v in rung.variants:
-        macro, op, (cluster, stages, producer_regs, consumer_regs, store, *group) = inst[v.kernel]
-        assert group in ([], [8], [32]), v.kernel  # the tile order's groups, where not the default 16
+        macro, op, (cluster, stages, producer_regs, consumer_regs, store, *rest) = inst[v.kernel]
+        # the tile order's groups (16 unless said), the C boxes each consumer stages (2 unless said)
+        group, c_bufs = rest[0] if rest else 16, rest[1] if len(rest) > 1 else 2
+        assert group in (8, 16, 32) and 2 <= c_bufs <= 8, v.kernel
         parts, bn = _op(op)
         ring = stages * parts * (2 + bn // 64) * 8192 + 1024
-        assert v.shared_mem == ring + (4 * 8192 if store else 0) <= SMEM_LIMIT, v.label
+        assert c_bufs <= bn // 32, v.kernel  # at most every box of a consumer's 64 x bn
+        assert v.shared_mem == ring + (2 * c_bufs * 8192 if store else 0) <= SMEM_LIMIT, v.label
         assert v.block == (384, 1, 1) and 128 * (producer_regs + 2 * consumer_regs) <= 65536, v.label
         assert bool(store) == (rung.staging in STORING), v.label  # C's map follows B's only then
         assert (macro == f"{macro.split('_CLUSTER')[0]}_CLUSTER_DIMS_{cluster}") == (cluster > 1), v.kernel
@@ -227,6 +231,58 @@ def test_no_slot_is_released_before_its_mmas_are_retired(kt_count, flush):
     assert all(retired >= slot for retired, slot in released)
 
 
+def _replay_c_staging(boxes: int, c_bufs: int, tiles: int, seed: int, wait: int | None = None) -> None:
+    """store_acc_tma's buffers over `tiles` tiles: box bx goes into buffer bx % c_bufs (all at once where
+    there is a buffer for every box), one bulk group committed a box; TMA reads the groups in order, at
+    random times; cp.async.bulk.wait_group.read n returns once at most n groups are unread."""
+    wait = c_bufs - 1 if wait is None else wait
+    rng = random.Random(seed)
+    unread: list[int] = []  # the buffer of every committed group TMA has not read yet, oldest first
+
+    def progress():
+        del unread[:rng.randrange(len(unread) + 1)]
+
+    def wait_read(n):
+        progress()
+        del unread[:max(0, len(unread) - n)]
+
+    def write(buf):
+        progress()
+        assert buf not in unread, f"box written into buffer {buf} while TMA may still read it"
+
+    for _tile in range(tiles):
+        wait_read(0)  # the last tile's boxes have left every buffer
+        if c_bufs == boxes:
+            for bx in range(boxes):
+                write(bx)
+            unread.extend(range(boxes))
+            continue
+        for bx in range(boxes):
+            if bx >= c_bufs:
+                wait_read(wait)
+            write(bx % c_bufs)
+            unread.append(bx % c_bufs)
+
+
+@pytest.mark.parametrize("boxes", (4, 8))
+def test_no_c_box_overwrites_a_buffer_tma_still_reads(boxes):
+    body = (PKG / "include" / "tma_persistent.cuh").read_text()
+    # the paths replayed here
+    assert "if constexpr (CBUFS == BOXES)" in body and "bulk_wait_read<CBUFS - 1>()" in body
+    assert "(bx % CBUFS) * TP_C_BOX_BYTES" in body and "if (bx >= CBUFS)" in body
+    for c_bufs in range(2, boxes + 1):
+        for seed in range(40):
+            _replay_c_staging(boxes, c_bufs, 3, seed)
+    # the check can fail: one group more left unread lets a box overwrite a buffer still being read
+    caught = 0
+    for seed in range(40):
+        try:
+            _replay_c_staging(boxes, 2, 3, seed, wait=2)
+        except AssertionError:
+            caught += 1
+    assert caught > 0
+
+
 @needs_nvcc
 def test_the_policies_and_the_smem_formula_are_the_kernels(tmp_path):
     """Compiled against the headers: each policy's tile, parts and k per stage, and TP_STORE_SMEM, are
@@ -240,6 +296,8 @@ def test_the_policies_and_the_smem_formula_are_the_kernels(tmp_path):
     for parts, bn, stages in ((1, 256, 4), (2, 128, 3), (1, 128, 6)):
         ring = stages * parts * (2 + bn // 64) * 8192 + 1024
         lines.append(f"static_assert(TP_STORE_SMEM({parts}, {bn}, {stages}) == {ring + 4 * 8192}, \"smem\");")
+    for stages, c_bufs in ((3, 5), (2, 8)):  # a shallower ring, more C boxes: the same 225 KB
+        lines.append(f"static_assert(TP_STORE_SMEM_BUFS(1, 256, {stages}, {c_bufs}) == 230400, \"smem\");")
     src = tmp_path / "policies.cu"
     src.write_text("\n".join(lines) + "\n")
     r = subprocess.run([NVCC, "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", "-cubin", f"-I{PKG / 'include'}",

@@ -73,9 +73,13 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
     for v in rung.variants:
         threads, body, args = inst[v.kernel]
         if body == "body_persistent":
-            cluster, stages, producer_regs, consumer_regs, store, *group = args
-            assert group in ([], [8], [32]) and (f"groups of {group[0]}" in v.label if group else True), v.label
-            smem = rec.store_smem_bytes(stages) if store else rec.smem_bytes(2, stages)
+            cluster, stages, producer_regs, consumer_regs, store, *rest = args
+            group, c_bufs = rest[0] if rest else 16, rest[1] if len(rest) > 1 else 2
+            assert group in (8, 16, 32) and (f"groups of {group}" in v.label) == (group != 16), v.label
+            # C boxes a consumer stages at once: the label names any but the default 2
+            assert 2 <= c_bufs <= 8 and (f"{c_bufs} of 8 C boxes staged" in v.label) == (c_bufs != 2), v.label
+            assert store or c_bufs == 2, v.label
+            smem = rec.store_smem_bytes(stages, c_bufs) if store else rec.smem_bytes(2, stages)
             assert bool(store) == (rung.staging == "tma_store")  # C's map is there only then
             assert 128 * (producer_regs + 2 * consumer_regs) <= 65536
             assert v.block == (384, 1, 1) == (threads, 1, 1) and v.shared_mem == smem, v.label
@@ -134,6 +138,10 @@ def test_the_record_smem_formula_is_the_kernels(tmp_path):
     lines = [f'#include "{SRC}"']
     for wgs, stages in ((2, 4), (3, 4), (2, 3)):
         lines.append(f"static_assert(MM_TMA_SMEM({wgs}, {stages}) == {rec.smem_bytes(wgs, stages)}, \"smem\");")
+    for stages, c_bufs in ((4, 2), (3, 5), (2, 8), (3, 2)):
+        lines.append(f"static_assert(TP_STORE_SMEM_BUFS(1, 256, {stages}, {c_bufs}) == "
+                     f"{rec.store_smem_bytes(stages, c_bufs)}, \"smem\");")
+    lines.append(f"static_assert(MM_TMA_STORE_SMEM(4) == {rec.store_smem_bytes(4)}, \"smem\");")
     src = tmp_path / "smem.cu"
     src.write_text("\n".join(lines) + "\n")
     r = subprocess.run([NVCC, "-arch=sm_90", "-std=c++17", "-cubin", f"-I{INCLUDE}", "-o", str(tmp_path / "s.cubin"),
@@ -546,7 +554,8 @@ def test_the_kernels_load_by_tma_and_multiply_by_wgmma(ptx, rung):
             producer_regs, consumer_regs = args[2:4] if body_fn == "body_persistent" else args[-2:]
             assert f"setmaxnreg.dec.sync.aligned.u32 {producer_regs}" in body
             assert f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs}" in body
-        clustered = v.kernel in ("mm_wgmma_bf16_cluster", "mm_wgmma_bf16_tma_store_cluster")
+        clustered = v.kernel in ("mm_wgmma_bf16_cluster", "mm_wgmma_bf16_tma_store_cluster",
+                                 "mm_wgmma_bf16_tma_store_cluster_s3")
         assert ("multicast::cluster" in body) == clustered and ("mapa.shared::cluster" in body) == clustered
         stores = rung.name == "wgmma_bf16_tma_store"  # C through shared memory and TMA stores
         assert ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in body) == stores, v.kernel
@@ -828,14 +837,17 @@ def _replay_cluster(cluster, stages, kt_per_tile, tiles, seed, consumer=_persist
     return ring
 
 
+@pytest.mark.parametrize("stages", [2, 3, 4])
 @pytest.mark.parametrize("cluster", [1, 2])
-def test_the_persistent_ring_protocol_under_random_schedules(cluster):
+def test_the_persistent_ring_protocol_under_random_schedules(cluster, stages):
     """The persistent kernels' ring runs on across tiles and, in a cluster, a partner's multicast
     writes into this CTA's slots: every consumer of every CTA still reads every k-tile whole from its
-    slot, no copy lands in a slot a wgmma of any CTA may still read, nothing deadlocks."""
+    slot, no copy lands in a slot a wgmma of any CTA may still read, nothing deadlocks; at every ring
+    depth a variant builds."""
+    assert stages in {args[1] for _t, body, args in _instances().values() if body == "body_persistent"}
     for kt_per_tile, tiles in ((1, 1), (1, 5), (2, 3), (3, 3), (4, 2), (5, 3), (9, 2)):
-        for seed in range(60):
-            _replay_cluster(cluster, 4, kt_per_tile, tiles, seed)
+        for seed in range(60 if stages == 4 else 30):
+            _replay_cluster(cluster, stages, kt_per_tile, tiles, seed)
 
 
 def test_the_cluster_replay_catches_a_release_on_this_cta_only():

@@ -29,7 +29,9 @@
 // cluster meets at the end, so no CTA exits while a partner may still arrive on its barriers.
 // With TMA_STORE the epilogue goes through shared memory (store_acc_tma) where C's rows can be
 // mapped (N a multiple of 4, C 16-byte aligned: the rule the host encodes C's map by), else directly;
-// C's map sits 128 bytes after B's.
+// C's map sits 128 bytes after B's. CBUFS: C boxes a consumer warpgroup stages at once (2 by default;
+// a shallower ring leaves room for more, up to the whole tile, so fewer boxes wait for an earlier
+// one's store to have read its buffer).
 //
 // Every barrier wait gives up after MBAR_TIMEOUT_NS (ptx.cuh): a thread that timed out waits for
 // nothing more, issues no more copies and stores nothing, so a stage whose bytes never arrive
@@ -45,9 +47,10 @@
 #define GROUP_M 16
 #endif
 // the ring: per stage parts x (2 A boxes + bn / 64 B boxes), + 1024 for aligning it; + the TMA-store
-// epilogue's staging: 2 boxes for each of 2 consumer warpgroups
+// epilogue's staging: cbufs boxes (2 unless said) for each of 2 consumer warpgroups
 #define TP_SMEM(parts, bn, stages) ((stages) * (parts) * (2 + (bn) / 64) * TP_BOX_BYTES + 1024)
-#define TP_STORE_SMEM(parts, bn, stages) (TP_SMEM(parts, bn, stages) + 4 * TP_C_BOX_BYTES)
+#define TP_STORE_SMEM_BUFS(parts, bn, stages, cbufs) (TP_SMEM(parts, bn, stages) + 2 * (cbufs) * TP_C_BOX_BYTES)
+#define TP_STORE_SMEM(parts, bn, stages) TP_STORE_SMEM_BUFS(parts, bn, stages, 2)
 
 // 2-CTA clusters along M (the attribute exists from sm_90 on; for older targets the bodies are empty anyway)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -154,44 +157,69 @@ __device__ __forceinline__ void warpgroup_sync(int cw)
         asm volatile("bar.sync 2, 128;\n" ::: "memory");
 }
 
+// box bx (64 rows x 32 columns) of a consumer warpgroup's accumulators into the buffer at `buf`, swizzled
+// as below (bx is a constant wherever this is unrolled)
+template <int NACC>
+__device__ __forceinline__ void write_c_box(const float (&acc)[NACC], unsigned buf, int bx)
+{
+    const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32;
+#pragma unroll
+    for (int jj = 0; jj < 4; jj++) {
+        const int j = 4 * bx + jj;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = 16 * w + lane / 4 + 8 * h, byte = (8 * jj + 2 * (lane % 4)) * 4;
+            const unsigned at = buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+            asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(acc[4 * j + 2 * h]),
+                         "f"(acc[4 * j + 2 * h + 1])
+                         : "memory");
+        }
+    }
+}
+
 // The epilogue through shared memory: a consumer warpgroup's 64 x (4 NACC / 2) FP32 accumulators leave
 // as TMA stores of 64 x 32 boxes (one 128-byte row each, 128-byte swizzle: chunk c of row r at
-// c ^ (r & 7), so the 8 rows a warp writes at once fall in different banks), through two 8 KB buffers
-// in turn; only thread 0 of the warpgroup issues and waits on its bulk groups. The warpgroup goes on to
-// the next tile as soon as its last box is issued, so C's writes to memory overlap the next tile's
-// products. Rows past M and columns past N are clipped by TMA itself.
-template <int NACC>
+// c ^ (r & 7), so the 8 rows a warp writes at once fall in different banks), through CBUFS 8 KB
+// buffers in turn (where there is one for every box: all written, then one barrier); only thread 0 of
+// the warpgroup issues and waits on its bulk groups. The warpgroup goes on to the next tile as soon as
+// its last box is issued, so C's writes to memory overlap the next tile's products; the more boxes
+// staged, the fewer wait for a store to have left its buffer while the tensor cores idle. Rows past M
+// and columns past N are clipped by TMA itself.
+template <int NACC, int CBUFS = 2>
 __device__ __forceinline__ void store_acc_tma(const float (&acc)[NACC], const void* tmC, unsigned bufs, int row0,
                                               int bn, int N, int cw)
 {
-    const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32;
+    constexpr int BOXES = NACC / 16;
+    static_assert(CBUFS >= 2 && CBUFS <= BOXES, "C is staged in 2 to all of a warpgroup's boxes");
     const bool leader = threadIdx.x % 128 == 0;
-    if (leader) bulk_wait_read<0>();  // the last tile's boxes have left both buffers
+    const auto issue = [&](int bx, unsigned buf) {
+        if (bn + 32 * bx < N) tma_store_2d(tmC, buf, bn + 32 * bx, row0);
+        bulk_commit();  // a group for every box, stored or not: the waits below count groups
+    };
+    if (leader) bulk_wait_read<0>();  // the last tile's boxes have left every buffer
     warpgroup_sync(cw);
+    if constexpr (CBUFS == BOXES) {
+        // a buffer for every box: no store has to leave early to free one, so one barrier for all
 #pragma unroll
-    for (int bx = 0; bx < NACC / 16; bx++) {
-        const unsigned buf = bufs + (bx & 1) * TP_C_BOX_BYTES;
-        if (bx >= 2) {  // this buffer's previous box (bx - 2) has been read; bx - 1 may still be
-            if (leader) bulk_wait_read<1>();
-            warpgroup_sync(cw);
-        }
-#pragma unroll
-        for (int jj = 0; jj < 4; jj++) {
-            const int j = 4 * bx + jj;
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int r = 16 * w + lane / 4 + 8 * h, byte = (8 * jj + 2 * (lane % 4)) * 4;
-                const unsigned at = buf + r * 128 + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
-                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(acc[4 * j + 2 * h]),
-                             "f"(acc[4 * j + 2 * h + 1])
-                             : "memory");
-            }
-        }
+        for (int bx = 0; bx < BOXES; bx++) write_c_box<NACC>(acc, bufs + bx * TP_C_BOX_BYTES, bx);
         fence_proxy_async();  // the generic-proxy writes, visible to TMA
         warpgroup_sync(cw);
         if (leader) {
-            if (bn + 32 * bx < N) tma_store_2d(tmC, buf, bn + 32 * bx, row0);
-            bulk_commit();  // a group for every box, stored or not: the waits above count groups
+#pragma unroll
+            for (int bx = 0; bx < BOXES; bx++) issue(bx, bufs + bx * TP_C_BOX_BYTES);
+        }
+    } else {
+#pragma unroll
+        for (int bx = 0; bx < BOXES; bx++) {
+            const unsigned buf = bufs + (bx % CBUFS) * TP_C_BOX_BYTES;
+            if (bx >= CBUFS) {  // this buffer's previous box (bx - CBUFS) has been read; later ones may not be
+                if (leader) bulk_wait_read<CBUFS - 1>();
+                warpgroup_sync(cw);
+            }
+            write_c_box<NACC>(acc, buf, bx);
+            fence_proxy_async();  // the generic-proxy writes, visible to TMA
+            warpgroup_sync(cw);
+            if (leader) issue(bx, buf);
         }
     }
 }
@@ -378,8 +406,10 @@ __device__ __forceinline__ bool consume_tile_swapped(float (&acc)[Op::NACC], uns
 // one producer warpgroup (warpgroup 0) + 2 consumer warpgroups (each 64 rows of the 128-row tile);
 // registers move from the producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS): setmaxnreg.inc
 // blocks until the block's pool has them, so 128 * (PRODUCER_REGS + 2 * CONSUMER_REGS) must fit it.
-// GROUP: row tiles a group of the tile order (how many tiles of A and of B the SMs share at once)
-template <class Op, int CLUSTER, int STAGES, int PRODUCER_REGS, int CONSUMER_REGS, bool TMA_STORE, int GROUP = GROUP_M>
+// GROUP: row tiles a group of the tile order (how many tiles of A and of B the SMs share at once);
+// CBUFS: C boxes each consumer stages in the TMA-store epilogue (TP_STORE_SMEM_BUFS)
+template <class Op, int CLUSTER, int STAGES, int PRODUCER_REGS, int CONSUMER_REGS, bool TMA_STORE, int GROUP = GROUP_M,
+          int CBUFS = 2>
 __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
     constexpr int CONSUMERS = 2, BM = 64 * CONSUMERS;
@@ -434,7 +464,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
         const bool signals = tid % 128 == 0;
         const bool c_by_tma = TMA_STORE && N % 4 == 0 && (reinterpret_cast<size_t>(C) & 15) == 0;
         const void* tmC = static_cast<const char*>(tmB) + 128;
-        const unsigned cbufs = base + STAGES * STAGE_BYTES + cw * 2 * TP_C_BOX_BYTES;
+        const unsigned cbufs = base + STAGES * STAGE_BYTES + cw * CBUFS * TP_C_BOX_BYTES;
         if (c_by_tma && signals) tensormap_acquire(tmC);
         int it = 0;
         for (int tile = first; tile < sch.tiles; tile += stride) {
@@ -456,7 +486,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
                     store_wgmma_acc_t(acc, C, M, N, bm + cw * 64, bn);
                 }
             } else if (TMA_STORE && c_by_tma) {
-                if (bm + cw * 64 < M) store_acc_tma<Op::NACC>(acc, tmC, cbufs, bm + cw * 64, bn, N, cw);
+                if (bm + cw * 64 < M) store_acc_tma<Op::NACC, CBUFS>(acc, tmC, cbufs, bm + cw * 64, bn, N, cw);
             } else {
                 store_wgmma_acc(acc, C, M, N, bm + cw * 64, bn);
             }

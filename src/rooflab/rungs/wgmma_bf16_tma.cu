@@ -29,7 +29,8 @@
 // mm_wgmma_bf16_persistent, mm_wgmma_bf16_cluster, mm_wgmma_bf16_tma_store*: the warp-specialised kernel
 //   made persistent (one block an SM over the grouped tile order, the ring running on from tile to
 //   tile), then in 2-CTA clusters along M whose blocks multicast B's panels into both, then with the
-//   epilogue through TMA stores: include/tma_persistent.cuh's body with the operand policy Bf16Op.
+//   epilogue through TMA stores: include/tma_persistent.cuh's body with the operand policy Bf16Op;
+//   variants trade ring stages for C boxes staged at once.
 //
 // Every barrier wait gives up after MBAR_TIMEOUT_NS (ptx.cuh): a thread that timed out waits for
 // nothing more, issues no more copies and stores nothing, so a stage whose bytes never arrive
@@ -325,5 +326,44 @@ mm_wgmma_bf16_tma_store_cluster(const void* tmA, const void* tmB, float* C, int 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tma_gemm::Bf16Op, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);  // MM_TMA_STORE_SMEM(4) = 230400 bytes
+#endif
+}
+
+// A shallower ring for a deeper C staging, in the same 230400 bytes: with 4 stages each consumer
+// stages 2 of its 8 C boxes, so 6 wait for an earlier box's store to have read its buffer while the
+// tensor cores idle (every SM reaches its epilogue at once, so those stores drain at the whole GPU's
+// write rate). 3 stages leave room for 5 boxes (3 wait); 2 stages for all 8, written before one
+// barrier (the public kernel's epilogue, which stages its whole BF16 tile). Groups of 16 as above.
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_s3(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16Op, 1, 3, 40, 232, true, 16, 5>(tmA, tmB, C, M, N, K);  // TP_STORE_SMEM_BUFS(1, 256, 3, 5) = 230400
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_s2(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16Op, 1, 2, 40, 232, true, 16, 8>(tmA, tmB, C, M, N, K);  // TP_STORE_SMEM_BUFS(1, 256, 2, 8) = 230400
+#endif
+}
+
+// the public kernel's shape: 2-CTA clusters with B multicast, 3 stages, 5 C boxes a consumer
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_cluster_s3(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16Op, 2, 3, 40, 232, true, 16, 5>(tmA, tmB, C, M, N, K);  // TP_STORE_SMEM_BUFS(1, 256, 3, 5) = 230400
+#endif
+}
+
+// the control: 3 stages with the 2 C boxes of the default (the ring's depth alone)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_s3_c2(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16Op, 1, 3, 40, 232, true, 16, 2>(tmA, tmB, C, M, N, K);  // TP_STORE_SMEM(1, 256, 3) = 181248
 #endif
 }

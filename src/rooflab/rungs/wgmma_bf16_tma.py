@@ -15,9 +15,10 @@ def smem_bytes(wgs: int, stages: int) -> int:
     return stages * (wgs + 4) * BOX_BYTES + 1024
 
 
-def store_smem_bytes(stages: int) -> int:
-    """TP_STORE_SMEM(1, 256, stages): the 2-consumer ring + two 64 x 32 FP32 boxes for each consumer."""
-    return persistent_smem_bytes(stages)
+def store_smem_bytes(stages: int, c_bufs: int = 2) -> int:
+    """TP_STORE_SMEM_BUFS(1, 256, stages, c_bufs): the 2-consumer ring + c_bufs 64 x 32 FP32 boxes for each
+    consumer."""
+    return persistent_smem_bytes(stages, c_bufs=c_bufs)
 
 
 def _tiles(bm: int, bn: int = 256):
@@ -57,6 +58,15 @@ _STORE_VARIANTS = (
             (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
     *(Variant(f"128x256x64 persistent, TMA-store epilogue stages 4, groups of {g}", f"mm_wgmma_bf16_tma_store_g{g}",
               (384, 1, 1), persistent_grid(1), store_smem_bytes(4)) for g in (8, 32)),
+    # ring stages traded for C boxes staged at once (of a consumer's 8), in the same shared memory
+    Variant("128x256x64 persistent, TMA-store epilogue stages 3, 5 of 8 C boxes staged", "mm_wgmma_bf16_tma_store_s3",
+            (384, 1, 1), persistent_grid(1), store_smem_bytes(3, 5)),
+    Variant("128x256x64 persistent, TMA-store epilogue stages 2, 8 of 8 C boxes staged", "mm_wgmma_bf16_tma_store_s2",
+            (384, 1, 1), persistent_grid(1), store_smem_bytes(2, 8)),
+    Variant("2x(128x256x64) clusters, B multicast, TMA-store epilogue stages 3, 5 of 8 C boxes staged",
+            "mm_wgmma_bf16_tma_store_cluster_s3", (384, 1, 1), persistent_grid(2), store_smem_bytes(3, 5)),
+    Variant("128x256x64 persistent, TMA-store epilogue stages 3", "mm_wgmma_bf16_tma_store_s3_c2", (384, 1, 1),
+            persistent_grid(1), store_smem_bytes(3)),
 )
 
 
