@@ -423,7 +423,7 @@ FORMULAS = {
         "const void* tmR = SW ? tmB : tmA; const void* tmS = SW ? tmA : tmB;",
         "const Schedule<BM, Op::BN, CLUSTER, GROUP> sch(Mr, Nr);",
         "const bool c_by_tma = TMA_STORE && N % 4 == 0 && (reinterpret_cast<size_t>(C) & 15) == 0;",
-        "const unsigned cbufs = base + STAGES * STAGE_BYTES + cw * 2 * TP_C_BOX_BYTES;",
+        "const unsigned cbufs = base + STAGES * STAGE_BYTES + cw * CBUFS * TP_C_BOX_BYTES;",
         "if (bm + cw * 64 >= N) { } else if (TMA_STORE && c_by_tma) { "
         "store_acc_tma_t<Op::NACC>(acc, tmC, cbufs, bm + cw * 64, bn, M, N, cw); } else { "
         "store_wgmma_acc_t(acc, C, M, N, bm + cw * 64, bn); }",
