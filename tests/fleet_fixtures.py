@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import pytest
 
+from rooflab import results
 from rooflab.fleet import layout, merge, orchestrate, spawn
 from rooflab.model.fleet import nccl_math
 
@@ -109,9 +110,9 @@ class FakePopen:
             idx = int(args[args.index("--index") + 1])
             doc = scaled(FakePopen.h200, 0.9 if idx == 1 else 1.0, uuid=args[args.index("--uuid") + 1],
                          host=args[args.index("--host") + 1], index=idx)
-            out.write_text(json.dumps(doc))
-        elif step == "node-links":
-            out.write_text(json.dumps(links_section()))
+            out.write_text(json.dumps(results.upgrade(doc)))  # a worker writes the current format
+        elif step == "node-links":  # the GPUs the step was given
+            out.write_text(json.dumps(links_section(n=len((env or {})["CUDA_VISIBLE_DEVICES"].split(",")))))
         elif step == "node-allreduce":
             out.write_text(json.dumps(allreduce_section()))
         else:

@@ -1,21 +1,24 @@
 """NVLS staying off in every process the fleet code starts; the whole `--devices all` and launcher
-paths end to end with a fake Popen; processes start only through fleet.spawn."""
+paths end to end with a fake Popen, and a fleet of one GPU (gpu-check's fleet1 step); processes start
+only through fleet.spawn."""
 
 from __future__ import annotations
 
 import ast
 import json
 import os
+import shlex
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from rooflab.cuda import safe_env as safety
 from rooflab.fleet import allreduce, launcher, layout, orchestrate
 
-from fleet_fixtures import SRC, fake_node, h200, shape_of  # noqa: F401 (pytest fixtures)
+from fleet_fixtures import FAKE_GPUS, SRC, fake_node, h200, shape_of  # noqa: F401 (pytest fixtures)
 
 
 # ---------------------------------------------------------------- NVLS off, and the whole flow with a fake Popen
@@ -105,6 +108,54 @@ def test_stale_rank_files_are_ignored(fake_node, tmp_path):
     info = launcher.detect({"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "TORCHELASTIC_RUN_ID": "new"})
     with pytest.raises(layout.FleetError, match="waiting for all 2 ranks"):
         orchestrate.run_rank(cfg, info)
+
+
+# ---------------------------------------------------------------- a fleet of one GPU
+
+def _gpu_check_fleet1(out_dir: Path) -> list[str]:
+    """The arguments of scripts/gpu-check's fleet1 step, with its log folder at out_dir."""
+    line = next(x for x in (SRC.parents[1] / "scripts" / "gpu-check").read_text().splitlines()
+                if "step fleet1 " in x)
+    words = shlex.split(line.split("$R ", 1)[1].replace("$L", str(out_dir)))
+    assert words[:2] == ["fleet", "report"], line
+    return words[1:]
+
+
+def test_gpu_check_fleet1_makes_a_fleet_of_one_that_loads_back(fake_node, tmp_path, monkeypatch):
+    """The one-GPU machine's fleet report: that GPU's quick report in its worker and the node's host links;
+    no peer copy or all-reduce is started; fleet.json validates and fleet.md says there is one GPU."""
+    from click.testing import CliRunner
+
+    from rooflab import results
+    from rooflab.cli import fleet as cli_fleet
+
+    monkeypatch.setattr(orchestrate, "inventory_here", lambda: (FAKE_GPUS[:1], None))
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"):
+        monkeypatch.delenv(k, raising=False)
+    res = CliRunner().invoke(cli_fleet.fleet, _gpu_check_fleet1(tmp_path))
+    assert res.exit_code == 0, res.output
+    assert [c[3] for c, _ in fake_node.calls] == ["worker", "node-links"]
+    worker = fake_node.calls[0][0]
+    assert {"--quick", "--no-render"} <= set(worker) and worker[worker.index("--n") + 1] == "1024"
+    assert fake_node.calls[1][1]["CUDA_VISIBLE_DEVICES"] == "GPU-fake-0"
+    doc = results.load(tmp_path / "fleet1" / "fleet.json")  # against the schema
+    f = doc["fleet"]
+    assert list(f["gpus"]) == ["GPU-fake-0"] and f["errors"] == [] and f["outliers"] == []
+    assert f["allreduce"] == {} and f["torch_peer"] == {}
+    links = f["links"]["node-a"]
+    assert len(links["devices"]) == 1 and links["pairs"] == [] and links["ce_uni"] == []
+    assert [h["device"] for h in links["host"]] == [0]
+    assert f["medians"]["copy_gbs"] == f["gpus"]["GPU-fake-0"]["summary"]["copy_gbs"]
+    assert "One GPU: nothing to compare it with." in (tmp_path / "fleet1" / "fleet.md").read_text()
+
+
+def test_one_gpu_starts_no_pair_step_even_when_asked(fake_node, tmp_path, monkeypatch):
+    monkeypatch.setattr(orchestrate, "inventory_here", lambda: (FAKE_GPUS[:1], None))
+    doc = orchestrate.run_devices(orchestrate.FleetConfig(out_dir=str(tmp_path), quick=True))
+    assert [c[3] for c, _ in fake_node.calls] == ["worker", "node-links"]  # all-reduce and torch peer are on
+    node = json.loads(layout.node_json(tmp_path, "node-a").read_text())
+    assert node["notes"] == ["one GPU on this node: no GPU-to-GPU links or all-reduce to measure"]
+    assert doc["fleet"]["errors"] == [] and list(doc["fleet"]["gpus"]) == ["GPU-fake-0"]
 
 
 # the fleet code starts processes in exactly one place, and never touches multicast

@@ -2,8 +2,9 @@
 record, how its figure, witness and physical limit are read from the document, its section's
 schema), a kernel file (data/kernels/fadd.cu) and one measurement, faked: its row of the bracketed
 table in report.md, report.html and brackets.csv, the summary's tables in --format md and csv, the
-roofs table (measured against published), `rooflab compare`'s ceilings, its section in --format json,
-the schema and `report --from` take it up with no other edit."""
+roofs table (measured against published), `rooflab compare`'s ceilings, its roof in the roofline
+pictures (roofline.png/.svg and report.html's; a bandwidth ceiling as a slope), its section in --format
+json, the schema and `report --from` take it up with no other edit."""
 
 from __future__ import annotations
 
@@ -241,6 +242,59 @@ def test_compare_sets_it_beside_the_other_run(registered, tmp_path):
     assert json.loads(_compare(tmp_path, registered, plain))["tables"][-1]["rows"][-1] == \
         ["FP32 add chains", "TFLOP/s", pytest.approx(32.96, abs=0.005), None, None]  # B did not measure it
     assert "| FP32 add chains | TFLOP/s | 33.0 | 16.5 | 0.500× |" in _compare(tmp_path, registered, slower, "md")
+
+
+LABEL = "FP32 add chains 33 TFLOP/s"  # its record's name and its figure, 32.96 TFLOP/s
+
+
+def test_the_roofline_pictures_draw_it(registered, tmp_path):
+    from rooflab.model import placement
+    from rooflab.report.collisions import collisions
+    from rooflab.report.picture import plot
+
+    rl = placement.roofline(registered)
+    (added,) = rl.added_ceilings
+    assert (added.name, added.unit, added.what) == ("FP32 add chains", "FLOP/s", "fadd_chain<8>, grid 1,056")
+    assert added.value == pytest.approx(ADD_CHAINS.flops(1056 * 256, 4096) / 4.3e-3)
+    fig = plot(rl)
+    ax = fig.axes[0]
+    assert LABEL in [t.get_text() for t in ax.texts]
+    assert "FP32 add chains: fadd_chain<8>, grid 1,056" in [t.get_text() for t in ax.get_legend().get_texts()]
+    y = added.value / 1e12
+    (roof,) = [ln for ln in ax.lines if list(ln.get_ydata()) == [y, y]]
+    assert roof.get_linestyle() == "-"  # solid: measured
+    assert roof.get_xdata()[0] == pytest.approx(added.value / rl.bandwidth)  # from its ridge on the HBM slope
+    found = collisions(fig)
+    assert not found, "\n".join(map(str, found))
+    written = lab.write_outputs(registered, str(tmp_path))
+    assert LABEL in (tmp_path / "roofline.svg").read_text(encoding="utf-8")  # SVG text stays text
+    if "report.html" in written:  # the interactive twin: a trace named by its record
+        assert '"name":"FP32 add chains 33 TFLOP' in (tmp_path / "report.html").read_text(encoding="utf-8")
+    del registered["fadd"]  # its witness alone is no measured roof
+    assert placement.roofline(registered).added_ceilings == []
+    assert LABEL not in [t.get_text() for t in plot(placement.roofline(registered)).axes[0].texts]
+
+
+def test_a_bandwidth_ceiling_is_a_slope_labelled_along_it(registered):
+    from rooflab.model import placement
+    from rooflab.report.collisions import collisions
+    from rooflab.report.picture import plot
+    from rooflab.report.styles import ADDED_COLOURS
+
+    ceiling.register(ceiling.Ceiling(name="toy L2 reads", unit="B/s", level="L2", section="fadd",
+                                     figure=lambda doc: ceiling.Figure(9.1e12, "l2_toy, 48 MiB"),
+                                     limit=lambda doc: Limit(12e12, "a toy L2's clock × width")))
+    rl = placement.roofline(registered)
+    assert [(c.name, c.unit) for c in rl.added_ceilings] == [("FP32 add chains", "FLOP/s"), ("toy L2 reads", "B/s")]
+    fig = plot(rl)
+    ax = fig.axes[0]
+    (slope,) = [ln for ln in ax.lines if ln.get_color() == ADDED_COLOURS[1]]
+    xs, ys = slope.get_xdata(), slope.get_ydata()
+    assert slope.get_linestyle() == "-" and ys / xs == pytest.approx(9.1)  # TFLOP/s per FLOP/B: 9.1 TB/s
+    (label,) = [t for t in ax.texts if t.get_text() == "toy L2 reads 9.10 TB/s"]
+    assert 20 < label.get_rotation() < 70  # along the slope
+    found = collisions(fig)
+    assert not found, "\n".join(map(str, found))
 
 
 def test_report_from_renders_it(registered, tmp_path):

@@ -8,7 +8,7 @@ from html import unescape
 import pytest
 
 from rooflab.errors import UsageError
-from rooflab.model.roofline import Point, Roof, Roofline, example
+from rooflab.model.roofline import AddedCeiling, Point, Roof, Roofline, example
 from rooflab.report.picture import plot
 
 
@@ -82,6 +82,7 @@ def test_json_round_trip():
     rl = example()
     rl.points.append(Point("inf", math.inf, 1e12, "ncu", "FP32 CUDA cores", note="register only"))
     rl.points.append(Point("none", None, 2e12, "model", ""))
+    rl.added_ceilings.append(AddedCeiling("FP32 add chains", 33e12, "FLOP/s", "fadd_chain<8>"))
     text = json.dumps(rl.to_dict(), allow_nan=False)  # strict JSON: inf is written as a string
     back = Roofline.from_dict(json.loads(text))
     assert back == rl
@@ -96,6 +97,10 @@ def test_bad_input_is_a_usage_error():
         Roof("FP32 CUDA cores", -1.0)
     with pytest.raises(UsageError):
         Roofline.from_dict({"bandwidth": 1e12})  # no device
+    with pytest.raises(UsageError):
+        AddedCeiling("toy", 1e12, "GB/s")  # a ceiling is FLOP/s or B/s
+    with pytest.raises(UsageError):
+        AddedCeiling("toy", math.inf, "B/s")
 
 
 def test_roof_labels():

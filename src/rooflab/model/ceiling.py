@@ -1,7 +1,9 @@
 """A measured ceiling as one record: from it come the ceiling's row of the bracketed table
 (witness ≤ ceiling ≤ physical limit, and the roof between them) in report.md, report.html and
 brackets.csv, its section's part of the results schema and, for one beyond rooflab's own, its row
-of the summary's roofs table (its figure against its limit) and of `rooflab compare`'s ceilings.
+of the summary's roofs table (its figure against its limit), of `rooflab compare`'s ceilings and its
+line in the roofline pictures (rooflab.model.placement.added_ceilings: a roof for FLOP/s, a slope for
+B/s).
 
     register(Ceiling(name="FP32 add chains", unit="FLOP/s", level="compute", section="fadd",
                      figure=best_add, witness=fma_issue_rate, limit=add_limit,

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from rooflab.errors import UsageError
 from rooflab.model.arch import peak_unknown
+from rooflab.model.brackets import added
 from rooflab.model.ceilings import summarize
 from rooflab.model.hierarchy import profiled_at_timed_shape
 from rooflab.model.metrics import DERIVED_ROOFS, median_ms
 from rooflab.model.ridge import SCALE_AI
-from rooflab.model.roofline import Point, Roof, Roofline, bandwidth_text
+from rooflab.model.roofline import AddedCeiling, Point, Roof, Roofline, bandwidth_text
 from rooflab.model.specs import PRECISIONS, GpuSpec, find_spec
 
 FP32_ROOF = "FP32 CUDA cores"
@@ -119,6 +120,19 @@ def points(doc: dict, roofs: list[Roof] | None = None) -> list[Point]:
     return pts
 
 
+def added_ceilings(doc: dict) -> list[AddedCeiling]:
+    """Every ceiling registered beyond rooflab's own whose kernel the document measured, at the figure
+    its bracket draws (the higher of its kernel's and its witness's; none above its physical limit). A
+    witness alone is no measured roof, as in the summary's roofs table."""
+    out = []
+    for c in added(doc):
+        for b in c.brackets(doc):
+            if b.roof and b.ceiling:
+                what = b.ceiling_what if b.ceiling == b.roof else b.witness_what
+                out.append(AddedCeiling(b.name, b.roof, b.unit, what))
+    return out
+
+
 def unknown_peaks(device: dict) -> dict[str, str]:
     """{roof name: what to say where its peak would be} for the roofs whose peak is unknown."""
     return {} if device.get("fp32_peak_flops") else {FP32_ROOF: peak_unknown(device["cc"])}
@@ -156,4 +170,5 @@ def roofline(doc: dict) -> Roofline:
         unknown_peaks=unknown,
         # where the FP32 peak is unknown, the measured FMA rate is the ceiling the picture can show
         measured_flops=_best_fma(doc) if unknown else None,
+        added_ceilings=added_ceilings(doc),
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 from rooflab.errors import UsageError
 
-__all__ = ["Point", "Roof", "Roofline", "example"]
+__all__ = ["AddedCeiling", "Point", "Roof", "Roofline", "example"]
 
 # Default x range (FLOP/byte) and how far it may grow to take in points that fall outside it.
 # Points beyond the grown range (or with AI 0 / inf) are clamped to the edge with an arrow marker.
@@ -111,6 +111,34 @@ class Roof:
 
 
 @dataclass
+class AddedCeiling:
+    """A measured ceiling registered beyond rooflab's own (rooflab.model.ceiling), as the picture draws
+    it: a flat roof for FLOP/s, a slope for bytes/s, named by its record, with what reached it."""
+
+    name: str  # its record's name: "FP32 add chains"
+    value: float  # FLOP/s or bytes/s
+    unit: str  # "FLOP/s" | "B/s"
+    what: str = ""  # the kernel or path whose figure it is
+
+    def __post_init__(self) -> None:
+        if self.unit not in ("FLOP/s", "B/s"):
+            raise UsageError(f"ceiling {self.name!r}: unit must be FLOP/s or B/s, got {self.unit!r}")
+        if not _pos_finite(self.value):
+            raise UsageError(f"ceiling {self.name!r}: value must be a positive number of {self.unit}, "
+                             f"got {self.value!r}")
+
+    @property
+    def is_bandwidth(self) -> bool:
+        return self.unit == "B/s"
+
+    @property
+    def label(self) -> str:
+        """``FP32 add chains 33.0 TFLOP/s``, ``L2 reads 9.10 TB/s``."""
+        figure = bandwidth_text(self.value) if self.is_bandwidth else f"{_fmt(self.value / 1e12)} TFLOP/s"
+        return f"{self.name} {figure}"
+
+
+@dataclass
 class Point:
     """One kernel on the roofline."""
 
@@ -144,6 +172,8 @@ class Roofline:
     # reference points that are not measured kernels (y = a·x's attainable point on a theoretical roofline):
     # drawn and labelled, never in rows()
     marks: list[Point] = field(default_factory=list)
+    # measured ceilings registered beyond rooflab's own: drawn (a roof or a slope) and labelled, never in rows()
+    added_ceilings: list[AddedCeiling] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not _pos_finite(self.bandwidth):
@@ -275,6 +305,7 @@ class Roofline:
                 unknown_peaks=dict(d.get("unknown_peaks") or {}),
                 measured_flops=_dec(d.get("measured_flops")),
                 marks=points("marks"),
+                added_ceilings=[AddedCeiling(**{**c, "value": _dec(c["value"])}) for c in d.get("added_ceilings", [])],
             )
         except (KeyError, TypeError) as e:
             raise UsageError(f"not a roofline: {e}") from e

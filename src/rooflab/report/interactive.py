@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from rooflab import rungs
 from rooflab.model import hierarchy as hier
 from rooflab.model.roofline import X_MAX, X_MAX_CAP, X_MIN, X_MIN_CAP, Roofline, _fmt
+from rooflab.report.styles import ADDED_COLOURS
 from rooflab.rungs.triton import TRITON_RUNGS
 
 FAMILIES = ("SIMT", "tensor", "Triton", "ceilings", "user kernels")
@@ -217,6 +218,16 @@ def roofline_figure(doc: dict, rl: Roofline, h: hier.Hierarchy | None = None):
         fig.add_trace(go.Scatter(x=[x0, x1], y=[rl.measured_flops / 1e12] * 2, mode="lines", hoverinfo="skip",
                                  name=f"measured FMA {rl.measured_flops / 1e12:.1f} TFLOP/s", legendgroup="measured",
                                  line={"dash": _MEASURED, "color": "#2e86c1"}))
+    top = max((r.flops for r in rl.roofs), default=None)
+    for i, c in enumerate(rl.added_ceilings):  # registered beyond rooflab's own, measured: dotted
+        colour, name = ADDED_COLOURS[i % len(ADDED_COLOURS)], f"{c.label} ({c.what})"
+        if c.is_bandwidth:  # a slope up to the highest roof, as the measured copy's
+            xs = [x0, min(x1, (top or c.value * x1) / c.value)]
+            fig.add_trace(go.Scatter(x=[_r(x) for x in xs], y=[_r(x * c.value / 1e12) for x in xs], mode="lines",
+                                     name=name, legendgroup="registered", hoverinfo="skip",
+                                     line={"dash": _MEASURED, "color": colour, "width": 1.5}))
+        else:
+            fig.add_trace(_roof_line(go, name, rl.bandwidth, c.value, x0, x1, _MEASURED, colour, "registered"))
     for trace in _point_traces(go, placed):
         fig.add_trace(trace)
     for m in rl.marks:

@@ -20,7 +20,7 @@ from rooflab.model.roofline import (
     _pos_finite,
 )
 from rooflab.report.labels import Layout, along_roof, best_legend, place_point_labels, slope_label
-from rooflab.report.styles import MEASURED, THEORETICAL, style_handles
+from rooflab.report.styles import ADDED_COLOURS, MEASURED, THEORETICAL, style_handles
 
 _ROOF_COLOURS = ["#1a1a1a", "#c0392b", "#7d3c98", "#1e8449", "#b9770e", "#2471a3"]
 _SLOPE_COLOUR = "#1f4e9c"
@@ -114,6 +114,7 @@ def _room_for_roof_labels(fig, ax, rl: Roofline, xmin: float, xmax: float) -> fl
     px = fig.dpi / 72.0
     lo, need = math.log10(xmin), math.log10(xmax)
     tops = [(label, flops) for label, flops, _c in _roof_groups(rl)]
+    tops += [(c.label, c.value) for c in rl.added_ceilings if not c.is_bandwidth]
     if rl.measured_flops:
         tops.append((f"measured FMA {_fmt(rl.measured_flops / 1e12)} TFLOP/s", rl.measured_flops))
     for label, flops in tops:
@@ -133,8 +134,10 @@ def _room_for_roof_labels(fig, ax, rl: Roofline, xmin: float, xmax: float) -> fl
 
 
 def _ceilings(rl: Roofline) -> list[float]:
-    """FLOP/s of every flat line drawn: the roofs, and a measured FMA rate where there is one."""
-    return [r.flops for r in rl.roofs] + ([rl.measured_flops] if rl.measured_flops else [])
+    """FLOP/s of every flat line drawn: the roofs, a measured FMA rate where there is one, and the compute
+    ceilings registered beyond rooflab's own."""
+    return ([r.flops for r in rl.roofs] + ([rl.measured_flops] if rl.measured_flops else [])
+            + [c.value for c in rl.added_ceilings if not c.is_bandwidth])
 
 
 def _y_limits(rl: Roofline, xmin: float, xmax: float) -> tuple[float, float]:
@@ -237,6 +240,26 @@ def _draw(fig, rl: Roofline) -> None:
             (6, -4, "left", "top"), (6, 3, "left", "bottom"), (-5, 3, "right", "bottom"), (12, -10, "left", "top"),
             (-8, 8, "right", "bottom"), (18, -16, "left", "top"), (-12, 14, "right", "bottom"))], 1.0))
 
+    # ceilings registered beyond rooflab's own, measured (solid): a compute one from its ridge on the HBM
+    # slope to the right edge, labelled like a roof; a bandwidth one up to the highest ceiling, labelled
+    # along its line once the roofs' labels are placed
+    added_slopes = []  # (label, TB/s, colour)
+    for i, c in enumerate(rl.added_ceilings):
+        colour = ADDED_COLOURS[i % len(ADDED_COLOURS)]
+        if c.is_bandwidth:
+            cb_t = c.value / 1e12
+            xs_c = np.logspace(math.log10(xmin), math.log10(top_t / cb_t), 64)
+            (ln,) = ax.plot(xs_c, xs_c * cb_t, color=colour, lw=1.6, ls=MEASURED, zorder=3)
+            added_slopes.append((c.label, cb_t, colour))
+        else:
+            y = c.value / 1e12
+            (ln,) = ax.plot([c.value / rl.bandwidth, xmax], [y, y], color=colour, lw=1.6, ls=MEASURED, zorder=3)
+            t = ax.annotate(c.label, (xmax, y), xytext=(-5, 3), textcoords="offset points", fontsize=9,
+                            fontweight="bold", color=colour, zorder=6)
+            pending.append((t, along_roof(c.value / rl.bandwidth, xmax, y), 1.0))
+        lay.add_line(ln)
+        legend_extra.append(Line2D([], [], color=colour, lw=1.6, ls=MEASURED, label=f"{c.name}: {c.what}"))
+
     # points
     markers = []  # (point, x, y, label text, colour)
     cmap = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -289,7 +312,7 @@ def _draw(fig, rl: Roofline) -> None:
         handles.append(Line2D([], [], ls="none", marker="D", ms=7, mfc="white", mec=_SLOPE_COLOUR, mew=1.8,
                               label="attainable on the memory slope (theoretical)"))
     handles += legend_extra
-    handles += style_handles(measured=False, theoretical=True)
+    handles += style_handles(measured=bool(rl.added_ceilings), theoretical=True)
     best_legend(ax, lay, handles)
 
     for t, candidates, pad in pending:
@@ -300,6 +323,10 @@ def _draw(fig, rl: Roofline) -> None:
     x_hi = ceilings[0] / rl.bandwidth if ceilings else top_t / bw_t
     if x_hi > x_in:
         slope_label(ax, lay, rl.bandwidth_label, bw_t, x_in, x_hi, _SLOPE_COLOUR)
+    for label, cb_t, colour in added_slopes:  # anywhere along its visible part, below the highest ceiling
+        lo, hi = max(xmin, ymin / cb_t), min(xmax, top_t / cb_t)
+        if hi > lo:
+            slope_label(ax, lay, label, cb_t, lo, hi, colour)
 
     place_point_labels(ax, lay, [(x, y, text, colour) for _p, x, y, text, colour in markers])
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 MEASURED = "-"
 THEORETICAL = (0, (6, 3))
+# the ceilings registered beyond rooflab's own, in their order, in every roofline picture: none of the
+# roofs' or slopes' colours
+ADDED_COLOURS = ("#117a65", "#a04000", "#6c3483", "#7b7d7d", "#b7950b", "#943126")
 
 
 def line_style(measured: bool):

@@ -150,3 +150,8 @@ class FleetGpuTag(Record):
     serial: str | None = field()
     inventory_before: dict | None = field()
     inventory_after: dict | None = field()
+    cuda_visible_devices: str | None = field()
+    nvml: str = field()
+    config: dict = field()
+    report_files: list[str] = field()
+    render_error: str = field()
