@@ -10,7 +10,7 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 NAMES = ["wgmma_bf16_tma", "wgmma_bf16_tma_ws", "wgmma_bf16_persistent", "wgmma_bf16_cluster", "wgmma_bf16_tma_store",
-         "wgmma_tf32_tma", "wgmma_tf32_swap", "wgmma_3xtf32_tma"]
+         "wgmma_tf32_tma", "wgmma_tf32_swap", "wgmma_3xtf32_tma", "wgmma_3xtf32_swap"]
 
 
 @pytest.fixture(scope="module")

@@ -40,6 +40,8 @@ JOBS = ([(f, arch, ()) for f in CU_FILES for arch in ARCHS]
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+a?)'")
 _PROPS = re.compile(r"Function properties for (\S+)")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+# ptxas's notes that it serialised a kernel's wgmma (a register an MMA in flight may own is touched: C7510-C7515)
+_SERIALIZED = re.compile(r"\(C751\d\).*wgmma.*'(\w+)'")
 
 
 def _rel(path: Path) -> str:
@@ -120,6 +122,13 @@ def _check(compiled: tuple[str, subprocess.CompletedProcess, Path], job) -> None
     assert not spills, f"{_rel(f)} ({arch}) spills registers:\n" + "\n".join(spills)
     stacks = [f"{k}: {e['stack']} bytes stack frame" for k, e in entries.items() if e["stack"]]
     assert not stacks, f"{_rel(f)} ({arch}) uses a stack frame:\n" + "\n".join(stacks)
+    serialized = serialized_wgmma(out)
+    assert not serialized, f"{_rel(f)} ({arch}): ptxas serialised the wgmma of {serialized}:\n{out}"
+
+
+def serialized_wgmma(text: str) -> list[str]:
+    """The kernels whose wgmma ptxas -v says it serialised."""
+    return [m.group(1) for line in text.splitlines() if (m := _SERIALIZED.search(line))]
 
 
 def test_kernel_sources_found():
@@ -156,7 +165,7 @@ def _sass_by_function(cubin: Path) -> dict[str, str]:
 @needs_nvcc
 @pytest.mark.skipif(CUOBJDUMP is None, reason="cuobjdump (the CUDA toolkit) is not on PATH")
 @pytest.mark.parametrize("name", ["rungs/wgmma_bf16.cu", "rungs/wgmma_bf16_tma.cu", "rungs/wgmma_tf32.cu",
-                                  "rungs/mma_tf32.cu"])
+                                  "rungs/wgmma_tf32_tma.cu", "rungs/mma_tf32.cu"])
 def test_tensor_rungs_issue_tensor_core_instructions(compiled, name):
     """The sm_90a build of every wgmma GEMM kernel holds warpgroup MMAs (HGMMA in SASS), and the
     mma.sync rungs hold HMMA: a kernel whose MMAs were compiled out (a wrong feature macro, an empty
@@ -193,6 +202,15 @@ def test_pipelined_dynamic_smem_matches_the_record(tmp_path):
     r = subprocess.run([NVCC, "-arch=sm_90", "-std=c++17", "-cubin", f"-I{PKG / 'rungs'}", "-o",
                         str(tmp_path / "smem.cubin"), str(src)], capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_serialisation_note_is_recognised():
+    """ptxas's note as it prints it (nvcc 13.0, a partial accumulator read between a wgmma and its wait)."""
+    note = ("ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+            "non wgmma instructions reading accumulator registers of  a wgmma between start and end of the pipeline "
+            "stage in the function 'mm_wgmma_3xtf32_swap_f2'")
+    assert serialized_wgmma(f"ptxas info    : Used 168 registers\n{note}\n") == ["mm_wgmma_3xtf32_swap_f2"]
+    assert serialized_wgmma("ptxas info    : Function properties for mm_wgmma_3xtf32_swap_f2\n") == []
 
 
 def test_parse_ptxas_flags_spills():

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 from rooflab.cuda import staging, tma
-from rooflab.rungs.record import persistent_grid
+from rooflab.rungs.record import persistent_grid, persistent_smem_bytes
 from rooflab.rungs.wgmma_bf16_tma import TMA_RUNGS
 from rooflab.rungs.wgmma_fp8 import WGMMA_FP8_PERSISTENT
-from rooflab.rungs.wgmma_tf32_tma import WGMMA_3XTF32_TMA, WGMMA_TF32_SWAP, WGMMA_TF32_TMA
+from rooflab.rungs.wgmma_tf32_tma import WGMMA_3XTF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_TF32_SWAP, WGMMA_TF32_TMA
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "src" / "rooflab"
@@ -27,18 +27,19 @@ NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc (the CUDA toolkit) is not on PATH")
 SMEM_LIMIT = 227 * 1024
 PERSISTENT = (*[r for r in TMA_RUNGS if r.name in ("wgmma_bf16_persistent", "wgmma_bf16_cluster", "wgmma_bf16_tma_store")],
-              WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT)
-# the operand policy each file's kernels name -> (parts, tile columns)
+              WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_3XTF32_SWAP, WGMMA_FP8_PERSISTENT)
+# the operand policy each file's kernels name -> (parts, tile columns); SPLIT_A's stages also hold A's residual
 OPS = {"tma_gemm::Bf16Op": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
-       "tf32_tma::X3Op": (2, 128),
+       "tf32_tma::X3Op": (2, 128), "tf32_tma::X3SwapOp": (1, 128),
        "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<256": (1, 256)}
+SPLIT_OPS = ("tf32_tma::X3SwapOp",)
 STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS)
 
 
 def _entries(source: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:
     """kernel -> (cluster macro or "", operand policy, (cluster, stages, producer regs, consumer regs, store))."""
     found = re.findall(r'extern "C" __global__ void ((?:\w+_CLUSTER_DIMS_\d+ )?)__launch_bounds__\(384, 1\)\s*\n'
-                       r'(\w+)\((?:(?!extern "C").)*?tma_persistent::body<((?:\w+::)*\w+(?:<[\d, ]+>)?), ([\w, ]+)>\(',
+                       r'(\w+)\((?:(?!extern "C").)*?tma_persistent::body<((?:\w+::)*\w+(?:<[\w, ]+>)?), ([\w, ]+)>\(',
                        source.read_text(), flags=re.S)
     flag = {"true": 1, "false": 0}
     return {name: (macro.strip(), op, tuple(flag[x] if x in flag else int(x) for x in (a.strip() for a in args.split(","))))
@@ -59,7 +60,7 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
         group, c_bufs = rest[0] if rest else 16, rest[1] if len(rest) > 1 else 2
         assert group in (8, 16, 32) and 2 <= c_bufs <= 8, v.kernel
         parts, bn = _op(op)
-        ring = stages * parts * (2 + bn // 64) * 8192 + 1024
+        ring = (stages * parts * (2 + bn // 64) + (stages * bn // 64 if op.startswith(SPLIT_OPS) else 0)) * 8192 + 1024
         assert c_bufs <= bn // 32, v.kernel  # at most every box of a consumer's 64 x bn
         assert v.shared_mem == ring + (2 * c_bufs * 8192 if store else 0) <= SMEM_LIMIT, v.label
         assert v.block == (384, 1, 1) and 128 * (producer_regs + 2 * consumer_regs) <= 65536, v.label
@@ -83,7 +84,10 @@ def test_the_precisions_carry_their_own_staging_and_tolerance():
     assert WGMMA_3XTF32_TMA.normwise_tolerance(4096) == WGMMA_3XTF32.normwise_tolerance(4096)
     assert WGMMA_TF32_SWAP.staging == staging.TMA_F32_STORE and WGMMA_TF32_SWAP.rounding == "tf32_trunc"
     assert WGMMA_TF32_SWAP.normwise_tolerance(4096) == WGMMA_TF32.normwise_tolerance(4096)
-    for r in (WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT):
+    assert WGMMA_3XTF32_SWAP.staging == staging.TMA_F32_STORE and WGMMA_3XTF32_SWAP.rounding == "fp32"
+    assert WGMMA_3XTF32_SWAP.normwise_tolerance(4096) == WGMMA_3XTF32_TMA.normwise_tolerance(4096)
+    assert WGMMA_3XTF32_SWAP.componentwise_tolerance(1) == WGMMA_3XTF32_TMA.componentwise_tolerance(1)
+    for r in (WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_3XTF32_SWAP, WGMMA_FP8_PERSISTENT):
         assert r.exact_cc and r.requires_cc == (9, 0) and "-arch=sm_90a" in r.options
 
 
@@ -92,6 +96,7 @@ def test_the_new_rungs_sit_after_their_cp_async_rungs():
 
     names = rungs.names()
     assert names.index("wgmma_3xtf32_tma") == names.index("wgmma_3xtf32") + 1
+    assert names.index("wgmma_3xtf32_swap") == names.index("wgmma_3xtf32_tma") + 1
     assert names.index("wgmma_tf32_tma") == names.index("wgmma_tf32") + 1 < names.index("cublas_tf32")
     assert names.index("wgmma_tf32_swap") == names.index("wgmma_tf32_tma") + 1 < names.index("cublas_tf32")
     assert names.index("wgmma_fp8_persistent") == names.index("wgmma_fp8") + 1
@@ -292,10 +297,18 @@ def test_the_policies_and_the_smem_formula_are_the_kernels(tmp_path):
                                 ("tf32_tma::X3Op<2>", 32, OPS["tf32_tma::X3Op"])):
         lines.append(f"static_assert({op}::BK == {bk} && {op}::PARTS == {parts} && {op}::BN == {bn} && "
                      f"{op}::NACC == {bn // 2} && {op}::B_KMAJOR, \"{op}\");")
+    split, (parts, bn) = "tf32_tma::X3SwapOp<1, false>", OPS["tf32_tma::X3SwapOp"]  # a 128 x 128 swapped tile
+    lines.append(f"static_assert({split}::BK == 32 && {split}::PARTS == {parts} && {split}::BN == {bn} && "
+                 f"{split}::NACC == {bn // 2} && {split}::SWAP_AB && tma_persistent::splits_a<{split}>::value && "
+                 f"!tma_persistent::splits_a<tf32_tma::X3Op<2>>::value && !{split}::REWRITE_A && "
+                 f"tf32_tma::X3SwapOp<1, true>::REWRITE_A, \"{split}\");")
     lines.append("#endif")
     for parts, bn, stages in ((1, 256, 4), (2, 128, 3), (1, 128, 6)):
         ring = stages * parts * (2 + bn // 64) * 8192 + 1024
         lines.append(f"static_assert(TP_STORE_SMEM({parts}, {bn}, {stages}) == {ring + 4 * 8192}, \"smem\");")
+    # SPLIT_A: 4 stages of 48 KB (B, A, A's residual), as the record counts them
+    lines.append(f"static_assert(TP_SPLIT_STORE_SMEM(128, 4) == 230400 && TP_SPLIT_STORE_SMEM(128, 4) == "
+                 f"{persistent_smem_bytes(4, bn=128, split_a=True)}, \"smem\");")
     for stages, c_bufs in ((3, 5), (2, 8)):  # a shallower ring, more C boxes: the same 225 KB
         lines.append(f"static_assert(TP_STORE_SMEM_BUFS(1, 256, {stages}, {c_bufs}) == 230400, \"smem\");")
     src = tmp_path / "policies.cu"
@@ -318,8 +331,8 @@ def _step(prev_ms, this_ms, prev_norm=None, this_norm=None):
     return Step(m(prev_ms), m(this_ms), rec("a", prev_norm), rec("b", this_norm), {})
 
 
-@pytest.mark.parametrize("rung", (WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_FP8_PERSISTENT),
-                         ids=lambda r: r.name)
+@pytest.mark.parametrize("rung", (WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_3XTF32_SWAP,
+                                  WGMMA_FP8_PERSISTENT), ids=lambda r: r.name)
 def test_every_step_into_the_new_rungs_has_its_paragraph_from_the_run(rung):
     """Each (rung, earlier rung) of the record has prose of its own, and the prose carries the run's
     direction and figures: a faster and a slower run read differently."""

@@ -90,9 +90,9 @@ class Barrier:
 
 
 class Cta:
-    def __init__(self, stages: int):
-        self.mem = np.full((RING + stages * STAGE + 4 * C_BOX) // 4, POISON, dtype=np.uint32)
-        self.cbufs = RING + stages * STAGE  # consumer cw's two C boxes at cbufs + 2 cw C_BOX
+    def __init__(self, stages: int, stage: int = STAGE):
+        self.mem = np.full((RING + stages * stage + 4 * C_BOX) // 4, POISON, dtype=np.uint32)
+        self.cbufs = RING + stages * stage  # consumer cw's two C boxes at cbufs + 2 cw C_BOX
         self.bar = Barrier()
 
 
@@ -152,14 +152,15 @@ def wavefronts(at: np.ndarray, nbytes: int) -> int:
 
 # ---------------------------------------------------------------- the producer: issue_stage<Tf32SwapOp, 128, CLUSTER>
 def issue_stage(ctas: list[Cta], rank: int, A: np.ndarray, B: np.ndarray, bm: int, bn: int, slot: int, kt: int,
-                v: Variant = KERNEL) -> tuple[int, int]:
+                v: Variant = KERNEL, tile_n: int = BN) -> tuple[int, int]:
     """As body calls it on the swapped problem: tmR = B's map (dims {N, K}, box {32, 32}), tmS = A's
-    (dims {K, M}, box {32, 64}), (M, N) of the call = (N, M) of C. Returns (B boxes, A boxes) issued."""
+    (dims {K, M}, box {32, 64}), (M, N) of the call = (N, M) of C; tile_n: the policy's BN. Returns (B
+    boxes, A boxes) issued."""
     Mr, Nr = B.shape[1], A.shape[0]
     a_rows, a_box = 32, v.a_box_bytes
     k0 = kt * BK
     a_boxes = max(0, min(BM // a_rows, _c_div(Mr - bm + a_rows - 1, a_rows)))
-    b_boxes = min(BN // 64, _c_div(Nr - bn + 63, 64))
+    b_boxes = min(tile_n // 64, _c_div(Nr - bn + 63, 64))
     me = ctas[rank]
     me.bar.expected += PARTS * (a_boxes * a_box + b_boxes * BOX) + v.short_tx
     for w in range(a_boxes):  # B (K x N) as it lies: 32 k-rows x 32 n of it, c0 along n, c1 along k
@@ -171,14 +172,15 @@ def issue_stage(ctas: list[Cta], rank: int, A: np.ndarray, B: np.ndarray, bm: in
     return a_boxes, b_boxes
 
 
-def schedule_at(t: int, rank: int, Mr: int, Nr: int, cluster: int, group: int = 16) -> tuple[int, int]:
-    """Schedule<128, 256, CLUSTER>::at on the swapped problem."""
-    grid_n, rows_c = _cdiv(Nr, BN), _cdiv(_cdiv(Mr, BM), cluster)
+def schedule_at(t: int, rank: int, Mr: int, Nr: int, cluster: int, group: int = 16,
+                tile_n: int = BN) -> tuple[int, int]:
+    """Schedule<128, tile_n, CLUSTER>::at on the swapped problem."""
+    grid_n, rows_c = _cdiv(Nr, tile_n), _cdiv(_cdiv(Mr, BM), cluster)
     g = max(group // cluster, 1)
     in_group = g * grid_n
     first = (t // in_group) * g
     group_rows = min(rows_c - first, g)
-    return ((first + (t % in_group) % group_rows) * cluster + rank) * BM, ((t % in_group) // group_rows) * BN
+    return ((first + (t % in_group) % group_rows) * cluster + rank) * BM, ((t % in_group) // group_rows) * tile_n
 
 
 # ---------------------------------------------------------------- the consumers: consume_tile_swapped
@@ -248,14 +250,15 @@ def _columns(n0: int, w: int, v: Variant) -> tuple[np.ndarray, np.ndarray]:
 
 
 def store_wgmma_acc_t(acc: np.ndarray, C: np.ndarray, written: np.ndarray, n0: int, m0: int, v: Variant) -> None:
-    """acc: [128 threads, 128] FP32 (CLayout_64x256). C is 8-byte aligned here: pairs where N is even."""
+    """acc: [128 threads, NACC] FP32 (CLayout_64xN, N = 2 NACC). C is 8-byte aligned here: pairs where N is
+    even."""
     M, N = C.shape
     pair = N % 2 == 0
     for w in range(4):
         a = acc[32 * w:32 * w + 32]
         n, n1 = _columns(n0, w, v)
         live = n < N  # if (n >= N) return;
-        for j in range(NACC // 4):
+        for j in range(acc.shape[1] // 4):
             for e in range(2):
                 m = m0 + 8 * j + 2 * T + e
                 ok = live & (m < M)
@@ -275,7 +278,7 @@ def store_acc_tma_t(acc: np.ndarray, cta: Cta, cw: int, C: np.ndarray, written: 
     block's st.shared wrote."""
     M, N = C.shape
     bufs = cta.cbufs + cw * 2 * C_BOX
-    for mb in range(NACC // 32):
+    for mb in range(acc.shape[1] // 32):
         cta.mem[bufs // 4:(bufs + 2 * C_BOX) // 4] = POISON
         for w in range(4):
             a = acc[32 * w:32 * w + 32]
@@ -418,7 +421,7 @@ FORMULAS = {
         "if (m0 + 64 * mb < M) { if (n0 < N) tma_store_2d(tmC, bufs, n0, m0 + 64 * mb); "
         "if (n0 + 32 < N) tma_store_2d(tmC, bufs + TP_C_BOX_BYTES, n0 + 32, m0 + 64 * mb); }",
         # body
-        "constexpr int STAGE_BYTES = Op::PARTS * (BM / 64 + Op::BN / 64) * TP_BOX_BYTES;",
+        "constexpr int STAGE_BYTES = (Op::PARTS * (BM / 64 + Op::BN / 64) + (SPLIT ? Op::BN / 64 : 0)) * TP_BOX_BYTES;",
         "const int Mr = SW ? N : M, Nr = SW ? M : N;",
         "const void* tmR = SW ? tmB : tmA; const void* tmS = SW ? tmA : tmB;",
         "const Schedule<BM, Op::BN, CLUSTER, GROUP> sch(Mr, Nr);",

@@ -22,7 +22,7 @@ CLIMBS = (
     ("BF16", ("wgmma_bf16", "wgmma_bf16_tma", "wgmma_bf16_tma_ws", "wgmma_bf16_persistent", "wgmma_bf16_cluster",
               "wgmma_bf16_tma_store"), "cublas_bf16", "cuBLAS BF16"),
     ("TF32", ("wgmma_tf32", "wgmma_tf32_tma", "wgmma_tf32_swap"), "cublas_tf32", "cuBLAS TF32"),
-    ("3xTF32", ("wgmma_3xtf32", "wgmma_3xtf32_tma"), "cublas", "cuBLAS SGEMM"),
+    ("3xTF32", ("wgmma_3xtf32", "wgmma_3xtf32_tma", "wgmma_3xtf32_swap"), "cublas", "cuBLAS SGEMM"),
     ("FP8", ("wgmma_fp8", "wgmma_fp8_persistent"), "cublaslt_fp8", "cuBLASLt FP8"),
 )
 CLIMB, PEER = CLIMBS[0][1], CLIMBS[0][2]
@@ -52,7 +52,7 @@ def climb_table(doc: dict, precision: str = "BF16") -> Table | None:
 
 
 def climb_paragraphs(doc: dict) -> list[tuple[str, str]]:
-    words = ("TMA", "warp", "persistent", "cluster", "epilogue", "FP8")
+    words = ("TMA", "warp", "persistent", "cluster", "epilogue", "FP8", "B^T", "pre-pass")
     return [(h, p) for h, p in gemm_transitions(doc) if any(w in h for w in words)]
 
 

@@ -308,6 +308,21 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], const u
         : WGMMA_D128_OPS(d)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
 }
+// the same with B 8 x 128 (D 64 x 128, 64 registers a thread); A's fragment as above
+__device__ __forceinline__ void wgmma_m64n128k8_tf32_rs(float (&d)[64], const unsigned (&a)[4],
+                                                         unsigned long long desc_b, int scale_d)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+        WGMMA_D64_REGS
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n"
+        "}\n"
+        : WGMMA_D64_OPS(d)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
 // the same for an operand's 32-bit registers
 template <int N>
 __device__ __forceinline__ void fence_regs(unsigned (&r)[N])

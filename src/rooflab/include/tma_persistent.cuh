@@ -15,8 +15,15 @@
 //            then columns of C: the stage's first operand is B as it is (32 k x 32 n boxes, 4 KB),
 //            loaded into registers by the consumers (consume_tile_swapped); the second is A, K-major
 //            as it lies, read by the descriptors; C^T's tile leaves transposed (store_acc_tma_t).
+//   SPLIT_A  (optional, SWAP_AB only) 3xTF32 with no pre-pass: a stage also holds a residual buffer as
+//            large as its A boxes, which warps 1 .. SPLIT_WARPS of the producer warpgroup fill from the
+//            staged A (split_a_ring, Op::split_a: the residual at the same offset, the high part left in
+//            place or rewritten there) before a third barrier of the stage lets the consumers at it;
+//            the consumers split B^T's fragments in registers (Op::split_b) and sum the products in a
+//            partial accumulator flushed every FLUSH k-tiles (consume_tile_split)
 // Every box is 64 rows of 128 bytes (8 KB), 128-byte swizzled: a stage holds PARTS x (BM / 64) boxes
-// of A, then PARTS x (BN / 64) boxes of B (SWAP_AB: BM / 32 boxes of B, then BN / 64 of A).
+// of A, then PARTS x (BN / 64) boxes of B (SWAP_AB: BM / 32 boxes of B, then BN / 64 of A; SPLIT_A: then
+// A's residual, BN x 128 bytes).
 //
 // Persistent and warp-specialised, in clusters of CLUSTER CTAs stacked along M (1: no cluster): at
 // most one CTA an SM walks the schedule's tiles (cluster c: tiles c, c + clusters, ...); the producer
@@ -51,6 +58,8 @@
 #define TP_SMEM(parts, bn, stages) ((stages) * (parts) * (2 + (bn) / 64) * TP_BOX_BYTES + 1024)
 #define TP_STORE_SMEM_BUFS(parts, bn, stages, cbufs) (TP_SMEM(parts, bn, stages) + 2 * (cbufs) * TP_C_BOX_BYTES)
 #define TP_STORE_SMEM(parts, bn, stages) TP_STORE_SMEM_BUFS(parts, bn, stages, 2)
+// SPLIT_A: a residual of the stage's A (bn rows x 128 bytes) beside each stage
+#define TP_SPLIT_STORE_SMEM(bn, stages) (TP_STORE_SMEM(1, bn, stages) + (stages) * ((bn) / 64) * TP_BOX_BYTES)
 
 // 2-CTA clusters along M (the attribute exists from sm_90 on; for older targets the bodies are empty anyway)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -70,6 +79,16 @@ struct swaps_ab {
 template <class Op>
 struct swaps_ab<Op, decltype(void(Op::SWAP_AB))> {
     static constexpr bool value = Op::SWAP_AB;
+};
+
+// Op::SPLIT_A where the policy declares it, else false
+template <class Op, class = void>
+struct splits_a {
+    static constexpr bool value = false;
+};
+template <class Op>
+struct splits_a<Op, decltype(void(Op::SPLIT_A))> {
+    static constexpr bool value = Op::SPLIT_A;
 };
 
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
@@ -403,6 +422,109 @@ __device__ __forceinline__ bool consume_tile_swapped(float (&acc)[Op::NACC], uns
     return true;
 }
 
+// SPLIT_A: one stage's A tile (BYTES of FP32, as TMA left it) split by the producer warpgroup's warps 1 ..
+// Op::SPLIT_WARPS (j: the thread's index among them). Element-wise, so the residual goes to the same
+// offset in its buffer and the same descriptors read both parts (the swizzle is a function of the
+// offset); the high part stays as staged unless Op::REWRITE_A. Each warp's 16-byte accesses cover 512
+// consecutive bytes: 4 wavefronts, the least; a thread's loads of a batch are in flight together.
+template <class Op, int BYTES>
+__device__ __forceinline__ void split_a_tile(unsigned a, unsigned r, int j)
+{
+    constexpr int THREADS = 32 * Op::SPLIT_WARPS, PER = BYTES / 16 / THREADS, BATCH = 4;
+    static_assert(BYTES % (16 * THREADS) == 0 && PER % BATCH == 0, "whole batches of 16-byte chunks a thread");
+#pragma unroll
+    for (int i0 = 0; i0 < PER; i0 += BATCH) {
+        unsigned x[BATCH][4];
+#pragma unroll
+        for (int b = 0; b < BATCH; b++) {
+            const unsigned at = a + 16 * (j + THREADS * (i0 + b));
+            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(x[b][0]), "=r"(x[b][1]), "=r"(x[b][2]), "=r"(x[b][3])
+                         : "r"(at)
+                         : "memory");
+        }
+#pragma unroll
+        for (int b = 0; b < BATCH; b++) {
+            const unsigned at = 16 * (j + THREADS * (i0 + b));
+            unsigned small[4];
+            Op::split_a(x[b], small);
+            asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(r + at), "r"(small[0]), "r"(small[1]),
+                         "r"(small[2]), "r"(small[3])
+                         : "memory");
+            if constexpr (Op::REWRITE_A)
+                asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(a + at), "r"(x[b][0]), "r"(x[b][1]),
+                             "r"(x[b][2]), "r"(x[b][3])
+                             : "memory");
+        }
+    }
+}
+
+// SPLIT_A: the splitting warps follow the ring through this CTA's `kts` k-tiles (ready: the third set of
+// barriers, one arrival a warp). A stage's boxes have landed (its full barrier), its A is split, every
+// thread fences its generic-proxy writes for the async proxy that wgmma reads through, and the warp's
+// first lane arrives once the warp has met. The residual buffer is the stage's own: the producer refills
+// a stage only after both consumers released it, so no split can overwrite a residual still being read.
+template <class Op, int STAGES, int STAGE_BYTES, int BM>
+__device__ __forceinline__ void split_a_ring(unsigned base, unsigned bars, int kts)
+{
+    const int j = threadIdx.x - 32, lane = threadIdx.x % 32;
+    for (int it = 0; it < kts; it++) {
+        const int s = it % STAGES;
+        if (!mbar_wait_bounded(bars + 8 * s, (it / STAGES) & 1)) return;
+        const unsigned a = base + s * STAGE_BYTES + BM * 128;
+        split_a_tile<Op, Op::BN * 128>(a, a + Op::BN * 128, j);
+        fence_proxy_async();
+        __syncwarp();
+        if (lane == 0) mbar_arrive(bars + 8 * (2 * STAGES + s));
+    }
+}
+
+// consume_tile_swapped for SPLIT_A: a k-tile waits for its stage's residual too (the ready barrier),
+// splits its B^T fragments in registers (f[0..15] the high parts, f[16..31] the residuals) and sums its
+// products from zero in a partial accumulator, added to acc with FP32 adds after FLUSH k-tiles. Every
+// k-tile's own wait retires it, so its slot goes back at once and one register set serves: with acc and
+// the partial (128 registers) a second set, to load a k-tile under the last one's MMAs, spills even at
+// 240 registers. The other consumer warpgroup's MMAs keep the tensor cores busy meanwhile.
+template <class Op, int CLUSTER, int STAGES, int STAGE_BYTES, int BM>
+__device__ __forceinline__ bool consume_tile_split(float (&acc)[Op::NACC], unsigned base, unsigned bars, int KT,
+                                                   int& it, int cw, bool signals)
+{
+    constexpr int NACC = Op::NACC, F = Op::FLUSH;
+    static_assert(F >= 1, "the split products are summed in a partial accumulator");
+    const unsigned f_off = cw * 64 * 128, a_off = BM * 128, r_off = a_off + Op::BN * 128;
+#pragma unroll
+    for (int e = 0; e < NACC; e++) acc[e] = 0.0f;
+    float part[NACC];  // a group's first MMA overwrites it; zeroed so no register starts undefined
+#pragma unroll
+    for (int e = 0; e < NACC; e++) part[e] = 0.0f;
+    unsigned f[32];
+    bool ok = true;
+    for (int kt = 0; kt < KT; kt++, it++) {
+        const int s = it % STAGES;
+        const unsigned parity = (it / STAGES) & 1;
+        if (!(ok = mbar_wait_bounded(bars + 8 * s, parity) && mbar_wait_bounded(bars + 8 * (2 * STAGES + s), parity)))
+            break;
+        const unsigned slot = base + s * STAGE_BYTES;
+        load_bt_fragments(*reinterpret_cast<unsigned(*)[16]>(&f[0]), slot + f_off);
+#pragma unroll
+        for (int e = 0; e < 16; e++) Op::split_b(f[e], f[16 + e]);
+        fence_regs(f);
+        fence_acc(part);
+        wgmma_fence();
+        Op::mma(part, f, slot + a_off, slot + r_off, kt % F != 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_acc(part);
+        fence_regs(f);
+        if (signals) release<CLUSTER>(bars + 8 * (STAGES + s));
+        if (kt == KT - 1 || (kt + 1) % F == 0) {
+#pragma unroll
+            for (int e = 0; e < NACC; e++) acc[e] += part[e];
+        }
+    }
+    return ok;
+}
+
 // one producer warpgroup (warpgroup 0) + 2 consumer warpgroups (each 64 rows of the 128-row tile);
 // registers move from the producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS): setmaxnreg.inc
 // blocks until the block's pool has them, so 128 * (PRODUCER_REGS + 2 * CONSUMER_REGS) must fit it.
@@ -413,10 +535,11 @@ template <class Op, int CLUSTER, int STAGES, int PRODUCER_REGS, int CONSUMER_REG
 __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
     constexpr int CONSUMERS = 2, BM = 64 * CONSUMERS;
-    constexpr int STAGE_BYTES = Op::PARTS * (BM / 64 + Op::BN / 64) * TP_BOX_BYTES;
+    constexpr bool SPLIT = splits_a<Op>::value;  // SPLIT_A: + A's residual a stage, + its ready barrier
+    constexpr int STAGE_BYTES = (Op::PARTS * (BM / 64 + Op::BN / 64) + (SPLIT ? Op::BN / 64 : 0)) * TP_BOX_BYTES;
     static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "register file overcommitted");
     extern __shared__ __align__(1024) unsigned char tp_smem[];
-    __shared__ __align__(8) unsigned long long bars[2 * STAGES];
+    __shared__ __align__(8) unsigned long long bars[(SPLIT ? 3 : 2) * STAGES];
     const unsigned base = (smem_u32(tp_smem) + 1023u) & ~1023u, bar0 = smem_u32(bars);
     const int tid = threadIdx.x, wg = tid / 128;
     if (tid == 0) {
@@ -424,6 +547,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
         for (int s = 0; s < STAGES; s++) {
             mbar_init(bar0 + 8 * s, 1);
             mbar_init(bar0 + 8 * (STAGES + s), CONSUMERS * CLUSTER);
+            if constexpr (SPLIT) mbar_init(bar0 + 8 * (2 * STAGES + s), Op::SPLIT_WARPS);
         }
         mbar_init_fence();
     }
@@ -431,6 +555,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     if (CLUSTER > 1) cluster_sync(); else __syncthreads();
     // SWAP_AB: the tile's rows are C's columns; issue_stage and the schedule see the swapped problem
     constexpr bool SW = swaps_ab<Op>::value;
+    static_assert(!SPLIT || SW, "the split product is the swapped one");
     const int Mr = SW ? N : M, Nr = SW ? M : N;
     const void* tmR = SW ? tmB : tmA;
     const void* tmS = SW ? tmA : tmB;
@@ -457,6 +582,9 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             }
             // leave no copy in flight behind this thread: the last stages issued have landed
             for (int j = max(0, it - STAGES); ok && j < it; j++) ok = mbar_wait_bounded(bar0 + 8 * (j % STAGES), (j / STAGES) & 1);
+        } else if constexpr (SPLIT) {
+            const int kts = first < sch.tiles ? ((sch.tiles - 1 - first) / stride + 1) * KT : 0;  // the CTA's k-tiles
+            if (tid >= 32 && tid < 32 * (1 + Op::SPLIT_WARPS)) split_a_ring<Op, STAGES, STAGE_BYTES, BM>(base, bar0, kts);
         }
     } else {
         setmaxnreg_inc<CONSUMER_REGS>();
@@ -471,7 +599,10 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             int bm, bn;
             sch.at(tile, rank, bm, bn);
             float acc[Op::NACC];
-            if constexpr (SW) {
+            if constexpr (SPLIT) {
+                if (!consume_tile_split<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
+                    break;
+            } else if constexpr (SW) {
                 if (!consume_tile_swapped<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
                     break;
             } else {

@@ -7,7 +7,7 @@ reads them. Kernels: a 1-D grid with grouped rasterisation; block tiles per reco
 from rooflab.rungs.record import Rung, Variant, cdiv
 from rooflab.rungs.wgmma_bf16_tma import TMA_RUNGS
 from rooflab.rungs.wgmma_fp8 import FP8_RUNGS
-from rooflab.rungs.wgmma_tf32_tma import WGMMA_3XTF32_TMA, WGMMA_TF32_SWAP, WGMMA_TF32_TMA
+from rooflab.rungs.wgmma_tf32_tma import WGMMA_3XTF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_TF32_SWAP, WGMMA_TF32_TMA
 
 
 def _loads(bm: int, bn: int) -> float:
@@ -173,5 +173,5 @@ CUBLAS_BF16 = Rung(
 # the TMA rungs (rungs/wgmma_bf16_tma.py) climb from wgmma_bf16 towards cuBLAS BF16; TF32 and 3xTF32 on their
 # persistent body (rungs/wgmma_tf32_tma.py) follow their cp.async rungs; FP8 on the same machinery and its
 # cuBLASLt peer (rungs/wgmma_fp8.py) come last
-TENSOR_RUNGS = (MMA_TF32, MMA_3XTF32, WGMMA_3XTF32, WGMMA_3XTF32_TMA, WGMMA_TF32, WGMMA_TF32_TMA, WGMMA_TF32_SWAP,
-                CUBLAS_TF32, MMA_BF16, WGMMA_BF16, *TMA_RUNGS, CUBLAS_BF16, *FP8_RUNGS)
+TENSOR_RUNGS = (MMA_TF32, MMA_3XTF32, WGMMA_3XTF32, WGMMA_3XTF32_TMA, WGMMA_3XTF32_SWAP, WGMMA_TF32, WGMMA_TF32_TMA,
+                WGMMA_TF32_SWAP, CUBLAS_TF32, MMA_BF16, WGMMA_BF16, *TMA_RUNGS, CUBLAS_BF16, *FP8_RUNGS)

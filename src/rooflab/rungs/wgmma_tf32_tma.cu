@@ -9,7 +9,10 @@
 //     tensor core truncates both to TF32 as it reads them (the rung's rounding "tf32_trunc").
 //   3xTF32 (scheme "tma_3xtf32"): A' = [A_big; A_small] (2M x Kp), B' = [B_big^T; B_small^T] (2N x Kp),
 //     big = tf32_rna(x), small = tf32_rna(x - big).
-// Then the kernels take tensor maps of the K-major operands and of C (rooflab.cuda.tma):
+// The swapped kernels (Tf32SwapOp, X3SwapOp: C^T = B^T A^T, scheme "tma_f32_store") need no pre-pass:
+// they take maps of A and B as they lie (rooflab.cuda.tma's "tma_f32"; B in 32 n x 32 k boxes), and
+// X3SwapOp splits both into TF32 parts inside the kernel.
+// The others take tensor maps of the K-major operands and of C (rooflab.cuda.tma):
 //   A or A': dims {K, parts x M}, box {32, 64}: 32 k (128 B) x 64 rows
 //   B':      dims {K, parts x N}, box {32, 64}
 //   C:       dims {N, M}, box {32, 64}, for the TMA-store epilogue
@@ -23,7 +26,8 @@
 //     (K not a multiple of 32) is zero-filled by TMA.
 //   3xTF32: per k8 step three products (big*small, small*big, big*big; small*small ~2^-22 dropped)
 //     into a partial accumulator summed from zero for FLUSH k-tiles, then added to the FP32
-//     accumulator with round-to-nearest adds; 128 x 128 tiles (partial + accumulator: 128 registers).
+//     accumulator with round-to-nearest adds; 128 x 128 tiles (partial + accumulator: 128 registers),
+//     with or without the pre-pass.
 //
 // Shapes: any M, N >= 1; K through Kp. Persistent: at most one block an SM (the record's grid
 // function), block 384 (a producer warpgroup, two consumers), dynamic shared memory TP_STORE_SMEM.
@@ -95,6 +99,51 @@ struct X3Op {
     }
 };
 
+// 3xTF32 without the pre-pass: C^T = B^T A^T as in Tf32SwapOp, on 128 x 128 tiles (SPLIT_A,
+// include/tma_persistent.cuh). Each FP32 operand is loaded once, as it lies, and split where it is read:
+//   B^T's fragments in the consumers' registers: big = tf32_rna(x), small = tf32_rna(x - big), the
+//     pre-pass's split;
+//   A by two producer warps into the stage's residual buffer: small = tf32_rna(a - big). big is A as
+//     staged, which the tensor core truncates as it reads it: small then holds up to 13 bits, rounded
+//     to TF32's 11 (within 2 FP32 ulps of a, the pre-pass's split within 1), and the dropped
+//     small * small reaches 2^-21 of |a b| (2^-22), for one 16 KB store a k-tile. REWRITE_A: big =
+//     tf32_rna(a), written back over the staged A (the pre-pass's split, at 16 KB more stores a k-tile).
+// Per k8 step three m64n128k8 with B^T from registers: big_b * small_a, small_b * big_a, big_b * big_a,
+// summed from zero in a partial accumulator for FLUSH k-tiles, then added to the FP32 accumulator.
+template <int FLUSH_, bool REWRITE_A_>
+struct X3SwapOp {
+    static constexpr int BK = TF_BK, BN = 128, NACC = 64, PARTS = 1, FLUSH = FLUSH_, SPLIT_WARPS = 2;
+    static constexpr bool B_KMAJOR = true, SWAP_AB = true, SPLIT_A = true, REWRITE_A = REWRITE_A_;
+    static __device__ __forceinline__ void split_b(unsigned& x, unsigned& small)
+    {
+        const float v = __uint_as_float(x), big = nt_rna(v);
+        small = __float_as_uint(nt_rna(v - big));  // v - big is exact
+        x = __float_as_uint(big);
+    }
+    static __device__ __forceinline__ void split_a(unsigned (&x)[4], unsigned (&small)[4])
+    {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float v = __uint_as_float(x[i]), big = REWRITE_A ? nt_rna(v) : __uint_as_float(x[i] & 0xffffe000u);
+            small[i] = __float_as_uint(nt_rna(v - big));
+            if (REWRITE_A) x[i] = __float_as_uint(big);
+        }
+    }
+    static __device__ __forceinline__ void mma(float (&d)[64], const unsigned (&f)[32], unsigned a_big,
+                                               unsigned a_small, int accumulate)
+    {
+#pragma unroll
+        for (int kk = 0; kk < TF_BK / 8; kk++) {
+            const unsigned(&big)[4] = *reinterpret_cast<const unsigned(*)[4]>(&f[4 * kk]);
+            const unsigned(&small)[4] = *reinterpret_cast<const unsigned(*)[4]>(&f[16 + 4 * kk]);
+            const auto ab = make_desc(a_big + kk * 32, 16, 1024), as = make_desc(a_small + kk * 32, 16, 1024);
+            wgmma_m64n128k8_tf32_rs(d, big, as, accumulate || kk > 0);
+            wgmma_m64n128k8_tf32_rs(d, small, ab, 1);
+            wgmma_m64n128k8_tf32_rs(d, big, ab, 1);
+        }
+    }
+};
+
 }  // namespace tf32_tma
 #endif
 
@@ -157,5 +206,32 @@ mm_wgmma_3xtf32_tma_f4(const void* tmA, const void* tmB, float* C, int M, int N,
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tf32_tma::X3Op<4>, 1, 3, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 3xTF32 swapped (no pre-pass): 128 x 128 tiles of C, 4 stages each with A's residual, the partial
+// flushed every k-tile, TMA-store epilogue (TP_SPLIT_STORE_SMEM(128, 4) = 230400 bytes); _f2: every 2
+// k-tiles; _rna: A's high part rounded to nearest and rewritten in the stage
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_swap(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3SwapOp<1, false>, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_swap_f2(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3SwapOp<2, false>, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_swap_rna(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3SwapOp<1, true>, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }

@@ -2,8 +2,8 @@
 persistent, warp-specialised body with its TMA-store epilogue (include/tma_persistent.cuh), on the
 K-major operands of the TF32 pre-pass (include/stage_tf32.cuh, timed with the GEMM: staging schemes
 "tma_tf32t": B transposed only, both operands truncated by the tensor core; and "tma_3xtf32"), and
-the TF32 rung that needs no pre-pass, computing C^T = B^T A^T (staging "tma_f32_store"). Their climb
-paragraphs are in rooflab/report/climb/tma.py."""
+the TF32 and 3xTF32 rungs that need no pre-pass, computing C^T = B^T A^T (staging "tma_f32_store").
+Their climb paragraphs are in rooflab/report/climb/tma.py."""
 
 from rooflab.rungs.record import Rung, Variant, persistent_grid, persistent_smem_bytes
 
@@ -32,6 +32,16 @@ _X3_VARIANTS = (
             persistent_grid(1, bn=128), _X3_SMEM),
     Variant("128x128x32 persistent stages 3 flush 4, TMA-store epilogue", "mm_wgmma_3xtf32_tma_f4", (384, 1, 1),
             persistent_grid(1, bn=128), _X3_SMEM),
+)
+_X3_SWAP_SMEM = persistent_smem_bytes(4, bn=128, split_a=True)
+_X3_SWAP_GRID = persistent_grid(1, bn=128, swap_ab=True)
+_X3_SWAP_VARIANTS = (
+    Variant("C^T 128x128x32 persistent, B^T split in registers, A by 2 producer warps, stages 4 flush 1, "
+            "TMA-store epilogue", "mm_wgmma_3xtf32_swap", (384, 1, 1), _X3_SWAP_GRID, _X3_SWAP_SMEM),
+    Variant("C^T 128x128x32 persistent stages 4 flush 2, TMA-store epilogue", "mm_wgmma_3xtf32_swap_f2", (384, 1, 1),
+            _X3_SWAP_GRID, _X3_SWAP_SMEM),
+    Variant("C^T 128x128x32 persistent stages 4 flush 1, A's high part rounded in place, TMA-store epilogue",
+            "mm_wgmma_3xtf32_swap_rna", (384, 1, 1), _X3_SWAP_GRID, _X3_SWAP_SMEM),
 )
 
 WGMMA_TF32_TMA = Rung(
@@ -80,4 +90,23 @@ WGMMA_3XTF32_TMA = Rung(
     compare=("wgmma_3xtf32", "cublas"),
     ratios=(("wgmma_3xtf32", "time_wgmma 3xTF32 / time_wgmma 3xTF32 TMA"),
             ("cublas", "time_cuBLAS SGEMM / time_wgmma 3xTF32 TMA")),
+)
+WGMMA_3XTF32_SWAP = Rung(
+    name="wgmma_3xtf32_swap", title="wgmma 3xTF32, C^T = B^T A^T, no pre-pass (Hopper, FP32-accurate)",
+    precision="3xtf32", **_COMMON, staging="tma_f32_store", kernel=_X3_SWAP_VARIANTS[0].kernel,
+    block=_X3_SWAP_VARIANTS[0].block, grid=_X3_SWAP_VARIANTS[0].grid, shared_mem=_X3_SWAP_VARIANTS[0].shared_mem,
+    loads_per_fma=1 / 128 + 1 / 128, variants=_X3_SWAP_VARIANTS,
+    explain="3xTF32 with no pre-pass: as in the swapped TF32 rung the kernel computes C^T = B^T A^T, B arriving "
+            "by TMA as it lies and A K-major as it lies, each loaded once, and both are split into TF32 high and "
+            "residual parts where they are read. Each consumer warpgroup splits its B^T fragments in registers "
+            "(high part rounded to nearest, residual the rounded rest); two warps of the producer warpgroup, "
+            "idle otherwise, write each stage's A residual beside its A at the same swizzled offsets, fence "
+            "them for the tensor core's proxy and signal a third barrier of the stage, while the tensor core "
+            "reads A's high part as staged, truncating it. Per k8 step three m64n128k8 with B^T from registers "
+            "(big·small, small·big, big·big) go into a partial accumulator added to the FP32 one with "
+            "round-to-nearest adds every k-tile (variants: every 2; A's high part rounded and rewritten in "
+            "place). Checked against FP32's tolerance on FP32 inputs.",
+    compare=("wgmma_3xtf32_tma", "cublas"),
+    ratios=(("wgmma_3xtf32_tma", "time_wgmma 3xTF32 TMA / time_wgmma 3xTF32 C^T"),
+            ("cublas", "time_cuBLAS SGEMM / time_wgmma 3xTF32 C^T")),
 )
