@@ -238,7 +238,8 @@ def test_compare_two_runs(tmp_path):
     factors = {"naive": 2.0, "coalesced": 0.5, "tiled16": 4.0, "tiled32": 1.25, "cublas": 0.8}
     for rec in b["gemm"]["rungs"]:
         rec["timing"]["median_ms"] *= factors[rec["kernel"]]
-    b["bandwidth"]["memcpy"] = [{**r, "gbs": r["gbs"] * 1.5} for r in b["bandwidth"]["memcpy"]]
+    for row in b["bandwidth"]["sweep"]:  # every copy configuration 1.5× faster: so is the best
+        row["runs"] = [{**r, "gbs": r["gbs"] * 1.5} for r in row["runs"]]
     pa, pb = tmp_path / "a.json", tmp_path / "b.json"
     pa.write_text(json.dumps(a))
     pb.write_text(json.dumps(b))
@@ -256,10 +257,15 @@ def test_compare_two_runs(tmp_path):
         assert cells[kernel][3] == pytest.approx(ma * f, rel=1e-12)
         assert cells[kernel][-1] == pytest.approx(1 / f, rel=1e-12), (kernel, cells[kernel])
     assert gemm["units"][-1] == "×"
+    # the device's nominal peaks, then a row per registered ceiling the documents measured
     ceil = {row[0]: row for row in ceilings["rows"]}
-    assert ceil["cudaMemcpy D2D"][-1] == pytest.approx(1.5)
+    assert list(ceil) == ["FP32 peak (P1)", "HBM peak (P3)", "HBM copy (read + write)", "FP32 CUDA cores"]
+    assert ceil["HBM copy (read + write)"][-1] == pytest.approx(1.5)
     assert ceil["FP32 peak (P1)"][-1] == pytest.approx(1.0)
-    assert ceil["best copy kernel"][-1] == pytest.approx(1.0)
+    assert ceil["HBM peak (P3)"][1:] == ["GB/s", pytest.approx(4814.3, abs=0.05), pytest.approx(4814.3, abs=0.05),
+                                         pytest.approx(1.0)]
+    assert ceil["FP32 CUDA cores"][1:] == ["TFLOP/s", pytest.approx(65.34, abs=0.005), pytest.approx(65.34, abs=0.005),
+                                           pytest.approx(1.0)]
     md = rooflab("compare", str(pa), str(pb), "--format", "md")
     assert md.returncode == 0 and "| naive | 4096 / 4096 |" in md.stdout and "| 0.50× |" in md.stdout
 

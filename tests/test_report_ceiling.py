@@ -3,8 +3,10 @@ record, how its figure, witness and physical limit are read from the document, i
 schema), a kernel file (data/kernels/fadd.cu) and one measurement, faked: its row of the bracketed
 table in report.md, report.html and brackets.csv, the summary's tables in --format md and csv, the
 roofs table (measured against published), `rooflab compare`'s ceilings, its roof in the roofline
-pictures (roofline.png/.svg and report.html's; a bandwidth ceiling as a slope), its section in --format
-json, the schema and `report --from` take it up with no other edit."""
+pictures, flat and hierarchical (roofline.png/.svg, roofline-levels.png and report.html's; a bandwidth
+ceiling as a slope), its section in --format json, the schema and `report --from` take it up with no
+other edit. rooflab's own ceilings are records of the same registry: the roofs table's and `rooflab
+compare`'s rows for them follow their records too."""
 
 from __future__ import annotations
 
@@ -208,7 +210,7 @@ def test_the_roofs_table_sets_its_figure_against_its_limit(registered, tmp_path)
     *own, added = _csv(tmp_path / "with" / "roofs.csv")
     assert own == _csv(GOLDEN / "csv" / "roofs.csv")  # rooflab's own rows as recorded, then its row
     name, measured_t, published, unit, pct, how = added
-    assert (name, unit, how) == ("FP32 add chains", "TFLOP/s", "fadd_chain<8>, grid 1,056")
+    assert (name, unit, how) == ("FP32 add chains", "TFLOP/s", "fadd_chain<8> grid 1056")  # as brackets.csv has it
     assert float(measured_t) == pytest.approx(ADD_CHAINS.flops(1056 * 256, 4096) / 4.3e-3 / 1e12, rel=1e-12)
     assert float(published) == pytest.approx(66.90816 / 2, rel=1e-12)  # its physical limit: the lanes ÷ 2
     assert float(pct) == pytest.approx(100 * 32.96 / 33.45, abs=0.01)
@@ -218,6 +220,42 @@ def test_the_roofs_table_sets_its_figure_against_its_limit(registered, tmp_path)
     del registered["fadd"]  # a witness alone is no measured roof
     lab.write_outputs(registered, str(tmp_path / "without"))
     assert _csv(tmp_path / "without" / "roofs.csv") == own
+
+
+def test_rooflabs_own_rows_come_from_their_records(registered, tmp_path):
+    """The roofs table and `rooflab compare` write no row of their own: a record of rooflab's replaced in
+    the registry changes both, and a tensor core's row sets its figure against the spec table's rate."""
+    from rooflab.report.summary import roofs_table
+
+    table = roofs_table(registered)
+    refused = "HBM read, swept beyond the L2"  # 1.044× the pin rate: no roof, named in a note
+    assert [r[0] for r in table.rows] == [n for n in ROOFLABS if n != refused] + ["FP32 add chains"]
+    assert any(refused in n and "no roof" in n for n in table.notes)
+    toy = ceiling.Figure(1.5e12, "write_toy")
+    ceiling.register(replace(ceiling.CEILINGS["HBM write"], figure=lambda doc: toy))
+    row = next(r for r in roofs_table(registered).rows if r[0] == "HBM write")
+    assert (row[1].value, row[3], row[5]) == (1.5, "TB/s", "write_toy")
+    assert row[2].value == pytest.approx(4.814304)  # its physical limit: the pin rate
+    rows = {r[0]: r for r in json.loads(_compare(tmp_path, registered, registered))["tables"][-1]["rows"]}
+    assert rows["HBM write"] == ["HBM write", "GB/s", pytest.approx(1500.0), pytest.approx(1500.0), pytest.approx(1.0)]
+    everything = json.loads((DATA / "golden" / "everything.json").read_text(encoding="utf-8"))
+    bf16 = next(r for r in roofs_table(everything).rows if r[0] == "BF16 tensor cores")
+    limit = next(b for b in brackets(everything) if b.name == "BF16 tensor cores").limit.value
+    assert bf16[2].value == pytest.approx(989.0) and limit > 1.05 * 989e12  # published: not the clocks' limit
+
+
+def test_compare_rows_keep_the_registry_order(tmp_path):
+    """Rows only one document measured sit where the registry puts them, whichever side has them."""
+    plain = results.load(DATA / "h200_results.json")  # no memory section, no read or write directions
+    levels = json.loads((DATA / "h200_report_levels.json").read_text(encoding="utf-8"))
+    order = ["FP32 peak (P1)", "HBM peak (P3)", "HBM copy (read + write)", "HBM read", "HBM write",
+             "L2 read, whole L2", "L2 read, one partition", "HBM read, swept beyond the L2", "shared memory",
+             "FP64 CUDA cores", "FP16 CUDA cores", "FP32 CUDA cores"]
+    for a, b in ((plain, levels), (levels, plain)):
+        rows = json.loads(_compare(tmp_path, a, b))["tables"][-1]["rows"]
+        assert [r[0] for r in rows] == order
+        both = {"FP32 peak (P1)", "HBM peak (P3)", "HBM copy (read + write)", "FP32 CUDA cores"}
+        assert {r[0] for r in rows if r[-1] is None} == set(order) - both
 
 
 def _compare(tmp_path: Path, a: dict, b: dict, fmt: str = "json") -> str:
@@ -281,9 +319,7 @@ def test_a_bandwidth_ceiling_is_a_slope_labelled_along_it(registered):
     from rooflab.report.picture import plot
     from rooflab.report.styles import ADDED_COLOURS
 
-    ceiling.register(ceiling.Ceiling(name="toy L2 reads", unit="B/s", level="L2", section="fadd",
-                                     figure=lambda doc: ceiling.Figure(9.1e12, "l2_toy, 48 MiB"),
-                                     limit=lambda doc: Limit(12e12, "a toy L2's clock × width")))
+    ceiling.register(_toy_l2())
     rl = placement.roofline(registered)
     assert [(c.name, c.unit) for c in rl.added_ceilings] == [("FP32 add chains", "FLOP/s"), ("toy L2 reads", "B/s")]
     fig = plot(rl)
@@ -293,6 +329,81 @@ def test_a_bandwidth_ceiling_is_a_slope_labelled_along_it(registered):
     assert slope.get_linestyle() == "-" and ys / xs == pytest.approx(9.1)  # TFLOP/s per FLOP/B: 9.1 TB/s
     (label,) = [t for t in ax.texts if t.get_text() == "toy L2 reads 9.10 TB/s"]
     assert 20 < label.get_rotation() < 70  # along the slope
+    found = collisions(fig)
+    assert not found, "\n".join(map(str, found))
+
+
+def _toy_l2() -> ceiling.Ceiling:
+    return ceiling.Ceiling(name="toy L2 reads", unit="B/s", level="L2", section="fadd",
+                           figure=lambda doc: ceiling.Figure(9.1e12, "l2_toy, 48 MiB"),
+                           limit=lambda doc: Limit(12e12, "a toy L2's clock × width"))
+
+
+def test_the_hierarchical_picture_draws_it(registered, tmp_path):
+    from rooflab.model import placement
+    from rooflab.report.collisions import collisions
+    from rooflab.report.hierarchy_picture import plot_levels
+    from rooflab.report.styles import ADDED_COLOURS
+
+    h = placement.hierarchical_roofline(registered)
+    assert h.added_ceilings == placement.roofline(registered).added_ceilings  # the flat picture's, as drawn
+    (added,) = h.added_ceilings
+    fig = plot_levels(registered, tmp_path / "levels.png")
+    assert len(fig.axes) == 2  # one panel per family: each draws it
+    fastest = max(lv.bandwidth for lv in h.levels)
+    for ax in fig.axes:
+        assert LABEL in [t.get_text() for t in ax.texts]
+        assert "FP32 add chains: fadd_chain<8>, grid 1,056" in [t.get_text() for t in ax.get_legend().get_texts()]
+        y = added.value / 1e12
+        (roof,) = [ln for ln in ax.lines if list(ln.get_ydata()) == [y, y]]
+        assert roof.get_linestyle() == "-" and roof.get_color() == ADDED_COLOURS[0]  # solid: measured
+        assert roof.get_xdata()[0] == pytest.approx(added.value / fastest)  # from where the fastest slope meets it
+    found = collisions(fig)
+    assert not found, "\n".join(map(str, found))
+    plot_levels(registered, tmp_path / "levels.svg")
+    assert LABEL in (tmp_path / "levels.svg").read_text(encoding="utf-8")  # SVG text stays text
+    written = lab.write_outputs(registered, str(tmp_path / "rep"))
+    assert "roofline-levels.png" in written
+    if "report.html" in written:  # the interactive twin: a trace named by its record in both figures
+        page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
+        assert page.count('"name":"FP32 add chains 33 TFLOP') == 2
+    del registered["fadd"]  # its witness alone is no measured roof
+    assert placement.hierarchical_roofline(registered).added_ceilings == []
+    assert LABEL not in [t.get_text() for ax in plot_levels(registered, tmp_path / "x.png").axes for t in ax.texts]
+
+
+def test_the_interactive_hierarchy_carries_it(registered):
+    pytest.importorskip("plotly")
+    from rooflab.model import placement
+    from rooflab.report.interactive import levels_figure
+
+    ceiling.register(_toy_l2())
+    h = placement.hierarchical_roofline(registered)
+    traces = {t.name: t for t in levels_figure(registered, h).data}
+    roof = traces["FP32 add chains 33 TFLOP/s (fadd_chain<8>, grid 1,056)"]
+    slope = traces["toy L2 reads 9.10 TB/s (l2_toy, 48 MiB)"]
+    assert list(roof.y) == [pytest.approx(32.96, abs=0.005)] * 2 and roof.line.dash == "dot"  # flat, measured
+    assert [y / x for x, y in zip(slope.x, slope.y)] == [pytest.approx(9.1, rel=1e-3)] * 2 and slope.line.dash == "dot"
+    ceiling.CEILINGS.pop("toy L2 reads")
+    del registered["fadd"]
+    names = [t.name for t in levels_figure(registered, placement.hierarchical_roofline(registered)).data]
+    assert not [n for n in names if "FP32 add chains" in n or "toy L2" in n]
+
+
+def test_a_bandwidth_ceiling_is_a_slope_in_the_hierarchical_picture(registered, tmp_path):
+    from rooflab.report.collisions import collisions
+    from rooflab.report.hierarchy_picture import plot_levels
+    from rooflab.report.styles import ADDED_COLOURS
+
+    ceiling.register(_toy_l2())
+    fig = plot_levels(registered, tmp_path / "levels.png")
+    for ax in fig.axes:
+        (slope,) = [ln for ln in ax.lines if ln.get_color() == ADDED_COLOURS[1]]
+        xs, ys = slope.get_xdata(), slope.get_ydata()
+        assert slope.get_linestyle() == "-" and ys / xs == pytest.approx(9.1)  # TFLOP/s per FLOP/B: 9.1 TB/s
+        (label,) = [t for t in ax.texts if t.get_text() == "toy L2 reads 9.10 TB/s"]
+        assert 20 < label.get_rotation() < 70  # along the slope
+        assert "toy L2 reads: l2_toy, 48 MiB" in [t.get_text() for t in ax.get_legend().get_texts()]
     found = collisions(fig)
     assert not found, "\n".join(map(str, found))
 

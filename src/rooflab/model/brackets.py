@@ -169,10 +169,16 @@ def _tensor(precision: str, doc: dict) -> Figure | None:
     return Figure(best["tflops"] * 1e12, best["kernel"])
 
 
+def _dense_rate(precision: str, doc: dict) -> float | None:
+    """The spec table's dense rate, which assumes a clock below the maximum (P2)."""
+    return (_device(doc).get("tensor_peaks") or {}).get(precision)
+
+
 def _tensor_cores(doc: dict) -> list[Ceiling]:
     """A roof per precision the document timed on the tensor cores."""
     return [Ceiling(f"{p.upper()} tensor cores", "FLOP/s", "compute", "flops", partial(_tensor, p),
-                    partial(_compute, p), witness=partial(_gemm_best, p), kernel=ceilings.TENSOR)
+                    partial(_compute, p), witness=partial(_gemm_best, p), kernel=ceilings.TENSOR,
+                    published=partial(_dense_rate, p))
             for p in sorted({r["precision"] for r in _tensor_rows(doc)})]
 
 
@@ -186,9 +192,15 @@ def brackets(doc: dict) -> list[Bracket]:
     return [b for c in registered() for b in c.brackets(doc)]
 
 
-# rooflab's own, as registered above: the summary's roofs table and `rooflab compare` write their rows
-# for these from the spec table's published rates, the hierarchy's level figures and the copy sweep's
-# best, which are not these records' figures and limits; another ceiling's rows there come from its record.
+def every(doc: dict) -> list[Ceiling]:
+    """Every registered ceiling, rooflab's own and those added, in their order, a family as the
+    members the document measured (the rows of the roofs table and of `rooflab compare`)."""
+    return [c for e in registered() for c in e.ceilings(doc)]
+
+
+# rooflab's own, as registered above: the roofline pictures draw these as their own roofs and slopes
+# (from the spec table, the hierarchy's levels and the copy sweep); another ceiling's line there comes
+# from its record.
 _OWN = dict(CEILINGS)
 
 

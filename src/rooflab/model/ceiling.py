@@ -1,9 +1,9 @@
 """A measured ceiling as one record: from it come the ceiling's row of the bracketed table
 (witness ≤ ceiling ≤ physical limit, and the roof between them) in report.md, report.html and
-brackets.csv, its section's part of the results schema and, for one beyond rooflab's own, its row
-of the summary's roofs table (its figure against its limit), of `rooflab compare`'s ceilings and its
-line in the roofline pictures (rooflab.model.placement.added_ceilings: a roof for FLOP/s, a slope for
-B/s).
+brackets.csv, its row of the summary's roofs table (its figure against the rate published for it)
+and of `rooflab compare`'s ceilings, its section's part of the results schema and, for one beyond
+rooflab's own, its line in the roofline pictures, flat and hierarchical
+(rooflab.model.placement.added_ceilings: a roof for FLOP/s, a slope for B/s).
 
     register(Ceiling(name="FP32 add chains", unit="FLOP/s", level="compute", section="fadd",
                      figure=best_add, witness=fma_issue_rate, limit=add_limit,
@@ -11,7 +11,9 @@ B/s).
 
 `figure(doc)` is rooflab's own kernel's figure read from the document, `witness(doc)` the best
 other path the same run measured (both None where the document has none), `limit(doc)` the
-physical limit; a ceiling gets a row where the document holds its figure or its witness. Pure:
+physical limit, `published(doc)` the vendor's rate where that is not the physical limit (a tensor
+core's dense rate assumes a clock below the maximum); a ceiling gets a row of the bracketed table
+where the document holds its figure or its witness, of the others where it holds its figure. Pure:
 it reads documents only, so `report --from` brackets on a machine with no GPU. What measures the
 section is the harness's, bound for `rooflab report` with `rooflab.lab.register_measurement`.
 rooflab's own ceilings are registered in rooflab.model.brackets.
@@ -53,10 +55,15 @@ class Ceiling:
     kernel: KernelFile | None = None  # the kernel file that measures it (rooflab.ceilings)
     schema: dict | None = None  # JSON Schema of doc[section] (rooflab's own: in schema/results.schema.json)
     order: int = 100  # place among the registered ceilings
+    published: Callable[[dict], float | None] | None = None  # None: the physical limit is what is published
 
     @property
     def key(self) -> str:
         return self.name
+
+    def published_rate(self, doc: dict) -> float | None:
+        """The rate published for it: the vendor's, else its physical limit (None: neither is known)."""
+        return self.published(doc) if self.published is not None else self.limit(doc).value
 
     def brackets(self, doc: dict) -> list[Bracket]:
         fig, wit = self.figure(doc), self.witness(doc)

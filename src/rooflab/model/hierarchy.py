@@ -28,6 +28,7 @@ from rooflab.model.ceilings import summarize
 from rooflab.model.limits import above_limit, hbm_limit, l2_limit
 from rooflab.model.metrics import peak_for
 from rooflab.model.ncu import KernelProfile
+from rooflab.model.roofline import AddedCeiling
 
 SHARED_BYTES_PER_CLK = 128  # 32 banks x 4 bytes per SM clock, every SM since Maxwell
 LEVEL_KEYS = ("L1", "L2", "DRAM")
@@ -408,6 +409,9 @@ class Hierarchy:
     roofs: list[ComputeRoof]
     kernels: list[KernelLevels]
     title: str = ""
+    # the ceilings registered beyond rooflab's own, as the pictures draw them (rooflab.model.placement
+    # fills them in: the registry reads this module)
+    added_ceilings: list[AddedCeiling] = field(default_factory=list)
 
     def level(self, key: str) -> Level | None:
         return next((lv for lv in self.levels if lv.key == key), None)
@@ -418,7 +422,8 @@ class Hierarchy:
 
     def to_dict(self) -> dict:
         return {"device": self.device, "title": self.title, "levels": [lv.to_dict() for lv in self.levels],
-                "roofs": [r.to_dict() for r in self.roofs], "kernels": [k.to_dict() for k in self.kernels]}
+                "roofs": [r.to_dict() for r in self.roofs], "kernels": [k.to_dict() for k in self.kernels],
+                "added_ceilings": [asdict(c) for c in self.added_ceilings]}
 
 
 def hierarchy(doc: dict) -> Hierarchy | None:

@@ -9,6 +9,7 @@ limit measured something else than it claims (the usual cause is named) and is n
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 from rooflab.model import arch
 from rooflab.model.peaks import nominal_tensor_fma
@@ -92,6 +93,22 @@ def compute_limit(dev: dict, precision: str) -> Limit:
             split = " ÷ 3 (three products per FMA)" if p == "3xtf32" else ""
             return Limit(value, f"{sms} SMs × {fma:g} {base.upper()} tensor FMA/clk × 2 × {mhz:.0f} MHz{split}")
     return Limit(None, f"unknown for {precision} on sm_{cc[0]}{cc[1]}")
+
+
+# the device's nominal peaks, as its device table and `rooflab compare` name them
+FP32_PEAK, HBM_PEAK = "FP32 peak (P1)", "HBM peak (P3)"
+
+
+class Peak(NamedTuple):
+    name: str
+    unit: str  # "B/s" | "FLOP/s"
+    limit: Limit
+
+
+def nominal_peaks(dev: dict) -> list[Peak]:
+    """The FP32 CUDA cores' clocks × lanes (P1) and the HBM pin rate (P3) of a device block: the
+    physical limits the FP32 and HBM ceilings are bracketed by."""
+    return [Peak(FP32_PEAK, "FLOP/s", compute_limit(dev, "fp32")), Peak(HBM_PEAK, "B/s", hbm_limit(dev))]
 
 
 # The units that can deliver a result of each precision (a floor must allow the fastest: an FP32-accurate

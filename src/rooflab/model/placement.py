@@ -9,11 +9,13 @@ above the HBM slope: the caches served part of the traffic).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rooflab.errors import UsageError
 from rooflab.model.arch import peak_unknown
 from rooflab.model.brackets import added
 from rooflab.model.ceilings import summarize
-from rooflab.model.hierarchy import profiled_at_timed_shape
+from rooflab.model.hierarchy import Hierarchy, hierarchy, profiled_at_timed_shape
 from rooflab.model.metrics import DERIVED_ROOFS, median_ms
 from rooflab.model.ridge import SCALE_AI
 from rooflab.model.roofline import AddedCeiling, Point, Roof, Roofline, bandwidth_text
@@ -131,6 +133,13 @@ def added_ceilings(doc: dict) -> list[AddedCeiling]:
                 what = b.ceiling_what if b.ceiling == b.roof else b.witness_what
                 out.append(AddedCeiling(b.name, b.roof, b.unit, what))
     return out
+
+
+def hierarchical_roofline(doc: dict) -> Hierarchy | None:
+    """The hierarchical roofline (rooflab.model.hierarchy) with the ceilings registered beyond
+    rooflab's own, as the flat roofline has them; None without a device FP32 peak."""
+    h = hierarchy(doc)
+    return replace(h, added_ceilings=added_ceilings(doc)) if h is not None else None
 
 
 def unknown_peaks(device: dict) -> dict[str, str]:

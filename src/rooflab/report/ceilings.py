@@ -8,7 +8,7 @@ from rooflab.model.ceilings import summarize
 from rooflab.model.hierarchy import LEVEL_NAMES, profiled_at_timed_shape
 from rooflab.model.ncu import KernelProfile
 from rooflab.model.peaks import nominal_tensor_fma
-from rooflab.report.table import Table, Value, fmt, missing
+from rooflab.report.table import Table, Value, fmt, missing, words
 
 
 def bandwidth_tables(doc: dict) -> list[Table]:
@@ -182,11 +182,6 @@ def _rate(v: float | None, unit: str) -> Value | None:
     return fmt(v / 1e9, ",.0f") if unit == "B/s" else fmt(v / 1e12, ",.1f")
 
 
-def _words(text: str) -> Value:
-    """Text for people; its CSV cell without thousands separators or the × sign."""
-    return Value(text, text.replace(",", "").replace("×", "x").replace(" MHz", "MHz"))
-
-
 def bracket_table(doc: dict) -> Table | None:
     """Every measured ceiling between its witness and its physical limit; a ceiling above its limit
     is shown as an error with the likely contamination, and gets no roof."""
@@ -205,8 +200,8 @@ def bracket_table(doc: dict) -> Table | None:
         else:
             status = "ok" if lim else "ok (no published limit)"
         rows.append([b.name, "GB/s" if b.unit == "B/s" else "TFLOP/s", _rate(b.witness, b.unit),
-                     _words(b.witness_what), _rate(b.ceiling, b.unit), _words(b.ceiling_what),
-                     _rate(lim, b.unit) or missing("no published limit"), _words(b.limit.basis) if lim else None,
+                     words(b.witness_what), _rate(b.ceiling, b.unit), words(b.ceiling_what),
+                     _rate(lim, b.unit) or missing("no published limit"), words(b.limit.basis) if lim else None,
                      fmt(100 * b.ceiling / lim, ".1f", "%") if b.ceiling and lim else None,
                      _rate(b.roof, b.unit), status])
     notes.insert(0, ("witness ≤ ceiling ≤ physical limit. Witness: the best other path measured in this run (the vendor's "

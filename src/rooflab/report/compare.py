@@ -2,33 +2,29 @@
 
 from __future__ import annotations
 
-from rooflab.model.brackets import added
-from rooflab.model.ceilings import summarize
+from rooflab.model.brackets import every
+from rooflab.model.limits import nominal_peaks
 from rooflab.model.metrics import median_ms
 from rooflab.report.table import Table, Value, fmt
 
-# a ceiling's unit as this table shows it: (divisor, unit), as rooflab's own rows are written
+# a ceiling's unit as this table shows it: (divisor, unit)
 _SHOWN = {"B/s": (1e9, "GB/s"), "FLOP/s": (1e12, "TFLOP/s")}
 
 
-def _ceilings(doc: dict) -> dict[str, tuple[float | None, str]]:
-    dev = doc.get("device") or {}
-    out: dict[str, tuple[float | None, str]] = {
-        "FP32 peak (P1)": (dev.get("fp32_peak_flops") and dev["fp32_peak_flops"] / 1e12, "TFLOP/s"),
-        "HBM peak (P3)": (dev.get("hbm_peak_bytes_per_s") and dev["hbm_peak_bytes_per_s"] / 1e9, "GB/s"),
-    }
-    if doc.get("bandwidth"):
-        s = summarize(doc["bandwidth"])
-        out["cudaMemcpy D2D"] = (s["memcpy_gbs"], "GB/s")
-        out["best copy kernel"] = (s["best"]["gbs"] if s["best"] else None, "GB/s")
-    if doc.get("flops"):
-        vals = [r["tflops"] for r in doc["flops"]["rows"] if r.get("tflops")]
-        out["FMA peak (best)"] = (max(vals) if vals else None, "TFLOP/s")
-    for c in added(doc):
-        fig = c.figure(doc)
-        if fig:
-            scale, unit = _SHOWN[c.unit]
-            out[c.name] = (fig.value / scale, unit)
+def _ceilings(doc: dict) -> dict[str, tuple[float, str]]:
+    """{row name: (figure, unit shown)}: the device's nominal peaks, then every registered ceiling
+    the document holds a figure of, in the registry's order."""
+    figures = [(p.name, p.unit, p.limit.value) for p in nominal_peaks(doc.get("device") or {})]
+    figures += [(c.name, c.unit, fig.value) for c in every(doc) if (fig := c.figure(doc))]
+    return {name: (value / _SHOWN[unit][0], _SHOWN[unit][1]) for name, unit, value in figures if value}
+
+
+def _in_order(a: list[str], b: list[str]) -> list[str]:
+    """A's rows, with each of B's own rows after the row it follows in B (the registry's order in both)."""
+    out = list(a)
+    for i, k in enumerate(b):
+        if k not in out:
+            out.insert(out.index(b[i - 1]) + 1 if i else 0, k)
     return out
 
 
@@ -50,7 +46,7 @@ def compare_tables(a: dict, b: dict, name_a: str = "A", name_b: str = "B") -> li
                             csv_split={"N (A / B)": [f"N ({name_a})", f"N ({name_b})"]}))
     ca, cb = _ceilings(a), _ceilings(b)
     rows = []
-    for k in list(ca) + [k for k in cb if k not in ca]:
+    for k in _in_order(list(ca), list(cb)):
         va, vb = ca.get(k, (None, ""))[0], cb.get(k, (None, ""))[0]
         unit = (ca.get(k) or cb.get(k))[1]
         rows.append([k, unit, fmt(va, ",.1f"), fmt(vb, ",.1f"), fmt(vb / va, ".3f", "×") if va and vb else None])

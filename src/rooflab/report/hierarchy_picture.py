@@ -1,8 +1,9 @@
 """The hierarchical roofline picture: one slope per memory level (L1/shared, L2, HBM),
-the FP32 roof (and the measured FP64/FP16 roofs, dashed), and each profiled kernel placed once per
-level: same achieved FLOP/s, one x per level (its AI there), one marker shape per level, the three
-joined by a thin line. Matplotlib's Figure and Agg canvas, no pyplot. Reads a results document
-(through rooflab.model.hierarchy) only."""
+the FP32 roof (and the measured FP64/FP16 roofs, dashed), every ceiling registered beyond rooflab's
+own (a compute one a roof, a bandwidth one a slope, solid: measured), and each profiled kernel placed
+once per level: same achieved FLOP/s, one x per level (its AI there), one marker shape per level,
+the three joined by a thin line. Matplotlib's Figure and Agg canvas, no pyplot. Reads a results
+document (through rooflab.model.placement.hierarchical_roofline) only."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import math
 from pathlib import Path
 
 from rooflab.errors import UsageError
-from rooflab.model.hierarchy import COMPUTE, LEVEL_NAMES, Hierarchy, hierarchy
+from rooflab.model.hierarchy import COMPUTE, LEVEL_NAMES, Hierarchy
+from rooflab.model.placement import hierarchical_roofline
 from rooflab.model.roofline import X_MAX, X_MAX_CAP, X_MIN, X_MIN_CAP, _fmt_edge
 from rooflab.report.families import CEILINGS, ORDER, SIMT, TITLES, families, family
 from rooflab.report.labels import Layout, along_roof, around, best_legend, slope_label
-from rooflab.report.styles import line_style, style_handles
+from rooflab.report.styles import ADDED_COLOURS, MEASURED, line_style, style_handles
 
 LEVEL_STYLE = {"L1": ("#1e8449", "^"), "L2": ("#d35400", "s"), "DRAM": ("#1f4e9c", "o")}
 ROOF_COLOURS = {"fp32": "#1a1a1a", "fp16": "#c0392b", "fp64": "#7d3c98"}
@@ -36,15 +38,21 @@ def _limits(h: Hierarchy) -> tuple[float, float, float, float]:
     if hi is not None and hi > xmax / 1.5:
         xmax = 10 ** math.ceil(math.log10(hi * 1.5))
     if h.levels and h.roofs:
-        top = max(r.flops for r in h.roofs)
+        top = max(_flat(h))
         ridge = max(top / lv.bandwidth for lv in h.levels)
         if ridge > xmax / 4:
             xmax = 10 ** math.ceil(math.log10(ridge * 4))
-    peaks = [r.flops / 1e12 for r in h.roofs] or [1.0]
+    peaks = [f / 1e12 for f in _flat(h)] or [1.0]
     achieved = [k.achieved / 1e12 for k in h.kernels if _finite_pos(k.achieved)]
     ymin = 10 ** math.floor(math.log10(min(achieved + [min(peaks) / 100]) / 3))  # room for the slopes
     ymax = max(peaks + achieved) * 3
     return max(xmin, X_MIN_CAP), xmax, ymin, ymax
+
+
+def _flat(h: Hierarchy) -> list[float]:
+    """FLOP/s of every flat line drawn: the compute roofs and the compute ceilings registered beyond
+    rooflab's own."""
+    return [r.flops for r in h.roofs] + [c.value for c in h.added_ceilings if not c.is_bandwidth]
 
 
 PANEL_AT = 9  # more placed kernels than this: one panel per family, so that 21 rungs stay readable
@@ -80,7 +88,7 @@ def plot_levels(doc: dict, path: str | Path):
     ``path`` (PNG, or SVG when the name ends in .svg). Without a memory section the slopes are the
     theoretical ones that are known (no L2 slope where no figure is published); without level
     profiles no kernel is placed. Returns the Figure."""
-    h = hierarchy(doc)
+    h = hierarchical_roofline(doc)
     if h is None:
         raise UsageError("the results document has no device FP32 peak: no hierarchical roofline to draw")
     fams = families(doc)
@@ -156,7 +164,8 @@ def _panel(fig, ax, h: Hierarchy, kernels: list, title: str, alone: bool) -> Non
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(ymin, ymax)
-    xmax = _room_right_of_kernels(fig, ax, kernels, roofs, xmin, xmax)
+    xmax = _room_right_of_kernels(fig, ax, kernels, [_roof_text(r) for r in roofs]
+                                  + [c.label for c in h.added_ceilings if not c.is_bandwidth], xmin, xmax)
     ax.set_xlim(xmin, xmax)
     ax.set_xlabel("Arithmetic intensity at each level (FLOP per byte through that level; GEMM rungs: 2·M·N·K)"
                   if alone else "AI at each level (FLOP per byte through that level)")
@@ -173,6 +182,7 @@ def _panel(fig, ax, h: Hierarchy, kernels: list, title: str, alone: bool) -> Non
     lay = Layout(fig, ax)
 
     top = max(r.flops for r in roofs) / 1e12
+    top = max([top] + [c.value / 1e12 for c in h.added_ceilings if not c.is_bandwidth])
     handles = []
     slope_labels = []  # written last, where they cover nothing
     for lv in sorted(h.levels, key=lambda lv: -lv.bandwidth):  # slopes, each up to the highest roof
@@ -198,6 +208,7 @@ def _panel(fig, ax, h: Hierarchy, kernels: list, title: str, alone: bool) -> Non
         roof_labels.append((ax.annotate(_roof_text(r), (xmax, y), xytext=(-5, 3), textcoords="offset points",
                                         ha="right", va="bottom", fontsize=9, fontweight="bold", color=colour,
                                         zorder=6), along_roof(x0, xmax, y)))
+    handles += _added(ax, lay, h, (xmin, xmax, ymin), top, fastest, roof_labels, slope_labels)
 
     # kernels: one marker per level, joined by a thin line, one label per kernel
     placed = []
@@ -225,14 +236,46 @@ def _panel(fig, ax, h: Hierarchy, kernels: list, title: str, alone: bool) -> Non
     if placed:
         handles.append(Line2D([], [], ls="none", marker="o", ms=7, mfc="0.6", mec="black", mew=1.4,
                               label="black edge: the level that binds the kernel"))
-    handles += style_handles(measured=any(lv.measured for lv in h.levels) or any(r.measured for r in roofs),
+    handles += style_handles(measured=any(lv.measured for lv in h.levels) or any(r.measured for r in roofs)
+                             or bool(h.added_ceilings),
                              theoretical=any(not lv.measured for lv in h.levels) or any(not r.measured for r in roofs))
     best_legend(ax, lay, handles)
     for t, cands in roof_labels:
         lay.place(t, cands, pad=1.0)
     _label(ax, lay, placed)
     for text, bw_t, colour, x_in, x_hi in slope_labels:
-        slope_label(ax, lay, text, bw_t, x_in, x_hi, colour)
+        if x_hi > x_in:  # a slope that leaves the axes at once has nowhere to be labelled
+            slope_label(ax, lay, text, bw_t, x_in, x_hi, colour)
+
+
+def _added(ax, lay: Layout, h: Hierarchy, edges, top: float, fastest: float | None, roof_labels: list,
+           slope_labels: list) -> list:
+    """The ceilings registered beyond rooflab's own, measured (solid), in the flat picture's colours: a
+    compute one from where the fastest slope meets it to the right edge, labelled like a roof; a bandwidth
+    one a slope up to the highest roof, labelled along it. Their labels join the roofs' and the slopes'
+    (placed last, where they cover nothing); returns their legend entries."""
+    import numpy as np
+    from matplotlib.lines import Line2D
+
+    xmin, xmax, ymin = edges
+    handles = []
+    for i, c in enumerate(h.added_ceilings):
+        colour = ADDED_COLOURS[i % len(ADDED_COLOURS)]
+        if c.is_bandwidth:
+            bw_t = c.value / 1e12
+            xs = np.logspace(math.log10(xmin), math.log10(top / bw_t), 64)
+            (ln,) = ax.plot(xs, xs * bw_t, color=colour, lw=1.6, ls=MEASURED, zorder=3)
+            slope_labels.append((c.label, bw_t, colour, max(xmin, ymin / bw_t), min(xmax, top / bw_t)))
+        else:
+            y = c.value / 1e12
+            x0 = y / (fastest / 1e12) if fastest else xmin
+            (ln,) = ax.plot([x0, xmax], [y, y], color=colour, lw=1.6, ls=MEASURED, zorder=3)
+            roof_labels.append((ax.annotate(c.label, (xmax, y), xytext=(-5, 3), textcoords="offset points",
+                                            ha="right", va="bottom", fontsize=9, fontweight="bold", color=colour,
+                                            zorder=6), along_roof(x0, xmax, y)))
+        lay.add_line(ln)
+        handles.append(Line2D([], [], color=colour, lw=1.6, ls=MEASURED, label=f"{c.name}: {c.what}"))
+    return handles
 
 
 def _roof_text(r) -> str:
@@ -240,7 +283,7 @@ def _roof_text(r) -> str:
     return f"{r.precision.upper().replace('3XTF32', '3xTF32')} {kind} {r.flops / 1e12:.3g} TFLOP/s"
 
 
-def _room_right_of_kernels(fig, ax, kernels, roofs, xmin: float, xmax: float) -> float:
+def _room_right_of_kernels(fig, ax, kernels, labels: list[str], xmin: float, xmax: float) -> float:
     """xmax, grown so that the widest roof label fits right of the rightmost kernel marker: roofs run
     through the kernels that reach them, and their labels need a free stretch."""
     xs = [p.ai for k in kernels for p in k.points if _finite_pos(p.ai) and p.ai <= X_MAX_CAP]
@@ -249,8 +292,8 @@ def _room_right_of_kernels(fig, ax, kernels, roofs, xmin: float, xmax: float) ->
     renderer = fig.canvas.get_renderer()
     width = ax.get_window_extent(renderer).width
     widest = 0.0
-    for r in roofs:
-        t = ax.text(1, 1, _roof_text(r), fontsize=9, fontweight="bold")
+    for label in labels:
+        t = ax.text(1, 1, label, fontsize=9, fontweight="bold")
         widest = max(widest, t.get_window_extent(renderer).width)
         t.remove()
     k = (widest + 12 * fig.dpi / 72) / width

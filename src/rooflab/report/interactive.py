@@ -168,6 +168,20 @@ def _roof_line(go, name: str, bw: float, flops: float, x0: float, x1: float, das
                       line={"dash": dash, "color": colour, "width": 1.5})
 
 
+def _added(ceilings: list) -> list[tuple]:
+    """(ceiling, colour, trace name) for each ceiling registered beyond rooflab's own: measured, so dotted,
+    in the static pictures' colours."""
+    return [(c, ADDED_COLOURS[i % len(ADDED_COLOURS)], f"{c.label} ({c.what})") for i, c in enumerate(ceilings)]
+
+
+def _added_slope(go, name: str, bw: float, colour: str, x0: float, x1: float, top: float | None):
+    """A registered bandwidth ceiling: its slope up to the highest roof."""
+    xs = [x0, min(x1, (top or bw * x1) / bw)]
+    return go.Scatter(x=[_r(x) for x in xs], y=[_r(x * bw / 1e12) for x in xs], mode="lines", name=name,
+                      legendgroup="registered", hoverinfo="skip",
+                      line={"dash": _MEASURED, "color": colour, "width": 1.5})
+
+
 def _point_traces(go, placed: list[Placed]) -> list:
     traces = []
     for fam in FAMILIES:
@@ -219,13 +233,9 @@ def roofline_figure(doc: dict, rl: Roofline, h: hier.Hierarchy | None = None):
                                  name=f"measured FMA {rl.measured_flops / 1e12:.1f} TFLOP/s", legendgroup="measured",
                                  line={"dash": _MEASURED, "color": "#2e86c1"}))
     top = max((r.flops for r in rl.roofs), default=None)
-    for i, c in enumerate(rl.added_ceilings):  # registered beyond rooflab's own, measured: dotted
-        colour, name = ADDED_COLOURS[i % len(ADDED_COLOURS)], f"{c.label} ({c.what})"
+    for c, colour, name in _added(rl.added_ceilings):
         if c.is_bandwidth:  # a slope up to the highest roof, as the measured copy's
-            xs = [x0, min(x1, (top or c.value * x1) / c.value)]
-            fig.add_trace(go.Scatter(x=[_r(x) for x in xs], y=[_r(x * c.value / 1e12) for x in xs], mode="lines",
-                                     name=name, legendgroup="registered", hoverinfo="skip",
-                                     line={"dash": _MEASURED, "color": colour, "width": 1.5}))
+            fig.add_trace(_added_slope(go, name, c.value, colour, x0, x1, top))
         else:
             fig.add_trace(_roof_line(go, name, rl.bandwidth, c.value, x0, x1, _MEASURED, colour, "registered"))
     for trace in _point_traces(go, placed):
@@ -260,6 +270,10 @@ def levels_figure(doc: dict, h: hier.Hierarchy):
                                  name=f"{r.name} {r.flops / 1e12:,.1f} TFLOP/s", legendgroup="roofs",
                                  line={"dash": _MEASURED if r.measured else ("dash" if r.dashed else _THEORY),
                                        "color": "#444", "width": 1.2}))
+    for c, colour, name in _added(h.added_ceilings):  # a slope beside the levels', or a roof beside theirs
+        fig.add_trace(_added_slope(go, name, c.value, colour, x0, x1, top) if c.is_bandwidth else go.Scatter(
+            x=[x0, x1], y=[c.value / 1e12] * 2, mode="lines", hoverinfo="skip", name=name, legendgroup="registered",
+            line={"dash": _MEASURED, "color": colour, "width": 1.5}))
     for trace in _point_traces(go, placed):
         fig.add_trace(trace)
     _layout(fig, f"{h.title}<br><sup>circle: L1/shared · square: L2 · diamond: HBM · "

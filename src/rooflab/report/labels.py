@@ -136,22 +136,26 @@ def around(radii=(7, 12, 18, 26, 36, 48, 62, 80, 100), dirs=DIRS):
 def best_legend(ax, lay: Layout, handles, locs=("lower right", "upper left", "center right", "lower center",
                                                "upper center", "center left", "lower left"), **kw):
     """The legend at the first corner where it covers no marker or label already blocked (lines may run
-    under it); blocked where it lands. None without handles."""
+    under it), its rows closer together, then in two columns, where it fits no corner as it is;
+    blocked where it lands. None without handles."""
     if not handles:
         return None
     kw = {"fontsize": 8, "framealpha": 0.95, "edgecolor": "0.8", "handlelength": 3.2, **kw}
     best = None
-    for loc in locs:
-        leg = ax.legend(handles=handles, loc=loc, **kw)
-        bb = leg.get_window_extent(lay.renderer)
-        c = rect(bb.x0 - 2 * lay.px, bb.y0 - 2 * lay.px, bb.x1 + 2 * lay.px, bb.y1 + 2 * lay.px)
-        score = lay.cost(c, lines=False)
-        if best is None or score < best[0]:
-            best = (score, loc, c)
-        if score == 0:
+    for shape in ({}, {"labelspacing": 0.2, "borderpad": 0.3}, {"ncol": 2}):
+        for loc in locs:
+            leg = ax.legend(handles=handles, loc=loc, **kw, **shape)
+            bb = leg.get_window_extent(lay.renderer)
+            c = rect(bb.x0 - 2 * lay.px, bb.y0 - 2 * lay.px, bb.x1 + 2 * lay.px, bb.y1 + 2 * lay.px)
+            score = lay.cost(c, lines=False)
+            if best is None or score < best[0]:
+                best = (score, loc, shape, c)
+            if score == 0:
+                break
+        if best[0] == 0:
             break
-    leg = ax.legend(handles=handles, loc=best[1], **kw)
-    lay.block(best[2])
+    leg = ax.legend(handles=handles, loc=best[1], **kw, **best[2])
+    lay.block(best[3])
     return leg
 
 

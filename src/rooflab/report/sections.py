@@ -302,10 +302,9 @@ def _roofline_figure(doc: dict):
 
 
 def _levels_figure(doc: dict):
-    from rooflab.model import hierarchy as hier  # noqa: PLC0415
     from rooflab.report import interactive  # noqa: PLC0415
 
-    h = hier.hierarchy(doc)
+    h = placement.hierarchical_roofline(doc)
     return interactive.levels_figure(doc, h) if h is not None and h.kernels else None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rooflab.model.arch import peak_unknown, sm_name
+from rooflab.model.limits import FP32_PEAK, HBM_PEAK
 from rooflab.model.peaks import fp32_peak, spec_peaks, tensor_arithmetic
 from rooflab.model.ridge import (
     SCALE_AI,
@@ -36,10 +37,10 @@ def device_table(d: dict) -> Table:
         ["memory bus", Value(f"{bus} bit", bus, "bit")],
         ["L2", Value(f"{d['l2_bytes'] / 2**20:.0f} MiB", d["l2_bytes"] / 2**20, "MiB")],
         ["memory", Value(f"{d['memory_bytes'] / 2**30:.1f} GiB", d["memory_bytes"] / 2**30, "GiB")],
-        ["FP32 peak (P1)", Value(p1.formula, p1.tflops, "TFLOP/s") if p1 else unknown],
+        [FP32_PEAK, Value(p1.formula, p1.tflops, "TFLOP/s") if p1 else unknown],
         ["  forgot FMA = 2", Value(f"{p1.flops_forgot_fma / 1e12:.2f} TFLOP/s ({p1.error_pct:.0f}% too low)",
                                    p1.flops_forgot_fma / 1e12, "TFLOP/s") if p1 else unknown],
-        ["HBM peak (P3)", Value(f"2 × {mem:.0f} MHz × {bus} bit / 8 = {hbm / 1e9:,.0f} GB/s", hbm / 1e9, "GB/s")
+        [HBM_PEAK, Value(f"2 × {mem:.0f} MHz × {bus} bit / 8 = {hbm / 1e9:,.0f} GB/s", hbm / 1e9, "GB/s")
          if hbm else "unknown"],
         ["tensor peaks (published)",
          Value(", ".join(f"{p.upper()} {v / 1e12:,.0f}" for p, v in tensor.items()) + " TFLOP/s dense",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 MEASURED = "-"
 THEORETICAL = (0, (6, 3))
-# the ceilings registered beyond rooflab's own, in their order, in every roofline picture: none of the
-# roofs' or slopes' colours
+# the ceilings registered beyond rooflab's own, in their order, in every roofline picture (flat and
+# hierarchical, static and interactive): none of the roofs' or slopes' colours
 ADDED_COLOURS = ("#117a65", "#a04000", "#6c3483", "#7b7d7d", "#b7950b", "#943126")
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rooflab.model import hierarchy as hier
-from rooflab.model.brackets import added
+from rooflab.model.brackets import every
 from rooflab.model.ceilings import summarize
 from rooflab.model.check import Check
+from rooflab.model.limits import above_limit
 from rooflab.model.roofline import Roofline
-from rooflab.report.table import Table, Value, fmt, missing
+from rooflab.report.table import Table, Value, fmt, missing, words
 
 # checks that report an error against a tolerance (the others say yes or no)
 _ERROR_CHECKS = ("seed max-rel", "normwise")
@@ -21,54 +21,34 @@ _UNIT = {"B/s": "TB/s", "FLOP/s": "TFLOP/s"}
 
 
 def roofs_table(doc: dict) -> Table | None:
-    """Each roof this run measured, beside the figure published (or derived from the clocks) for it."""
-    dev = doc.get("device") or {}
-    if dev.get("spec_only"):
+    """Each roof this run measured, one row per registered ceiling (rooflab.model.ceiling) with its
+    figure, beside the rate published for it. A figure above its physical limit is no roof: it is
+    named in a note (the bracketed table says why)."""
+    if (doc.get("device") or {}).get("spec_only"):
         return None
     rows: list[list] = []
-
-    def row(name: str, measured: float | None, published: float | None, unit: str, how: str) -> None:
-        if measured is None:
-            return
-        pct = fmt(100 * measured / published, ".1f", "%") if published else missing("none published")
-        rows.append([name, fmt(measured / 1e12, ",.2f"),
-                     fmt(published / 1e12, ",.2f") if published else missing("none published"), unit, pct, how])
-
-    fma = [r for r in (doc.get("flops") or {}).get("rows", []) if r.get("tflops")]
-    if fma:
-        best = max(fma, key=lambda r: r["tflops"])
-        row("FP32 CUDA cores", best["tflops"] * 1e12, dev.get("fp32_peak_flops"), "TFLOP/s",
-            f"FMA chains, {best['accumulators']} accumulators")
-    for r in (doc.get("flops") or {}).get("tensor") or []:
-        rate = (dev.get("tensor_peaks") or {}).get(r["precision"])
-        if r.get("tflops"):
-            row(f"{r['precision'].upper()} tensor", r["tflops"] * 1e12, rate, "TFLOP/s", f"{r['kernel']} MMA chains")
-    sec = doc.get("memory")
-    mem = (sec.get("summary") or hier.memory_summary(sec)) if sec else {}
-    for p, what in (("fp64", "DFMA chains"), ("fp16", "HFMA2 chains")):
-        if mem.get(f"{p}_flops"):
-            pct = mem.get(f"{p}_pct_of_theoretical")
-            published = mem[f"{p}_flops"] * 100 / pct if pct else None
-            row(f"{p.upper()} CUDA cores", mem[f"{p}_flops"], published, "TFLOP/s", what)
-    for lv in hier.levels(doc):
-        if lv.measured:
-            row(f"{lv.name} bandwidth", lv.bandwidth, lv.theoretical, "TB/s", lv.source.removeprefix("measured: "))
-    bw = doc.get("bandwidth")
-    if bw:
-        best = summarize(bw)["best"]
-        if best and best.get("gbs"):
-            row("device copy (read + write)", best["gbs"] * 1e9, dev.get("hbm_peak_bytes_per_s"), "TB/s",
-                f"{best['kernel']}, block {best['block']}")
-    for c in added(doc):  # its physical limit is the clocks × units figure the note names
+    refused = []
+    for c in every(doc):
         fig = c.figure(doc)
-        if fig:
-            row(c.name, fig.value, c.limit(doc).value, _UNIT[c.unit], fig.what)
+        if fig is None:
+            continue
+        if above_limit(fig.value, c.limit(doc), c.level):
+            refused.append(c.name)
+            continue
+        published = c.published_rate(doc)
+        rows.append([c.name, fmt(fig.value / 1e12, ",.2f"),
+                     fmt(published / 1e12, ",.2f") if published else missing("none published"), _UNIT[c.unit],
+                     fmt(100 * fig.value / published, ".1f", "%") if published else missing("none published"),
+                     words(fig.what)])
     if not rows:
         return None
+    notes = ["Published: the spec table's dense rate for the tensor cores, else the physical limit of the bracketed "
+             "table (the device's clocks × units per clock, P1; the HBM pin rate, P3); the L2 has no published "
+             "bandwidth on most parts."]
+    if refused:
+        notes.append(f"Above its physical limit, so no roof: {', '.join(refused)} (the bracketed table says why).")
     return Table("Roofs: measured against published", ["roof", "measured", "published", "unit", "% of published",
-                                                        "how"],
-                 rows, ["Published: the spec table's dense rates, or the device's clocks × units per clock "
-                        "(P1, P3); the L2 has no published bandwidth on most parts."], key="roofs")
+                                                        "how"], rows, notes, key="roofs")
 
 
 def _worst(checks: list[Check]) -> Check | None:

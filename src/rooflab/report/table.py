@@ -40,6 +40,12 @@ def fmt(x: float | None, spec: str = ".1f", suffix: str = "") -> Value | None:
     return None if x is None else Value(f"{x:{spec}}{suffix}", x, suffix.strip())
 
 
+def words(text: str) -> Value:
+    """Text for people (a kernel's launch, a limit's arithmetic); its CSV cell without thousands
+    separators, the × sign or the space before MHz."""
+    return Value(text, text.replace(",", "").replace("×", "x").replace(" MHz", "MHz"))
+
+
 def missing(text: str) -> Value:
     """A cell that says why a value is missing (e.g. "peak unknown for sm_130"); empty in a CSV."""
     return Value(text, None)
