@@ -36,6 +36,7 @@ import copy
 import json
 import math
 import os
+import shutil
 import select
 import signal
 import stat
@@ -66,6 +67,7 @@ DATA = Path(__file__).parent / "data"
 H200 = DATA / "h200_results.json"
 RECORDED = json.loads(H200.read_text())
 EXIT_CODES = {0, 1, 2, 3, 4, 129, 130, 141, 143}
+RECORDED_COPY = "recorded.json"  # the recorded run, copied into each example's folder: an output may overwrite it
 SPECIAL = ("fifo.json", "link.json", "dangling.md", "dirlink")  # made in each example's folder
 INPUTS = ("from_file", "a", "b", "target", "op_module")
 TRACE_CODES = {TRACE_NOT_FOUND, TRACE_PROGRAM_FAILED, TRACE_NO_KERNELS, TRACE_OVER_BUDGET}
@@ -98,7 +100,7 @@ def _value_for(param: click.Parameter, tmp: Path, draw) -> list[str]:
         value = draw(st.one_of(st.sampled_from(list(param.type.choices)), values))
     elif isinstance(param.type, click.Path) or param.name in ("out_file", "out_dir", "out_png", "from_file",
                                                               "raw_dir", "a", "b"):
-        value = draw(st.one_of(st.sampled_from([str(H200), str(tmp / "out"), str(tmp / "o.json"), "rel/x.md",
+        value = draw(st.one_of(st.sampled_from([str(tmp / RECORDED_COPY), str(tmp / "out"), str(tmp / "o.json"), "rel/x.md",
                                                 "/proc/forbidden", "/proc/forbidden/x.json",
                                                 str(tmp / "file.txt" / "sub"), str(tmp / "missing.json"),
                                                 str(tmp / "file.txt"),
@@ -294,6 +296,7 @@ def test_generated_command_lines(cli_env, capsys, data):
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         (tmp / "file.txt").write_text("a regular file\n")
+        shutil.copyfile(H200, tmp / RECORDED_COPY)
         drain = make_special_files(tmp)
         os.chdir(tmp)
         cli_env.setenv("TMPDIR", d)  # where a write that fails saves the results
