@@ -120,13 +120,20 @@ def test_the_harness_rounds_and_hands_over_fp8_operands():
 def _truncating_fp8_gemm(a, b, step=32, bits=13, promote=None):
     """The product as an accumulator of `bits` mantissa bits computes it, truncating after each `step`
     products; promote=T: each T-long run of k summed from zero and added in FP32."""
-    m, n, k = a.shape[0], b.shape[1], a.shape[1]
-    total = np.zeros((m, n), np.float32)
+    k = a.shape[1]
     run = promote or k
-    for t0 in range(0, k, run):
+    return _runs_fp8_gemm(a, b, [(t0, min(k, t0 + run)) for t0 in range(0, k, run)], step, bits)
+
+
+def _runs_fp8_gemm(a, b, runs, step=32, bits=13):
+    """The same for the given runs of k (k0, k1), each summed from zero in the short accumulator and
+    added in FP32, in the order given."""
+    m, n = a.shape[0], b.shape[1]
+    total = np.zeros((m, n), np.float32)
+    for t0, t1 in runs:
         acc = np.zeros((m, n), np.float32)
-        for k0 in range(t0, min(k, t0 + run), step):
-            s = (acc.astype(np.float64) + a[:, k0:k0 + step] @ b[k0:k0 + step]).astype(np.float32)
+        for k0 in range(t0, t1, step):
+            s = (acc.astype(np.float64) + a[:, k0:min(t1, k0 + step)] @ b[k0:min(t1, k0 + step)]).astype(np.float32)
             acc = (s.view(np.uint32) & np.uint32((0xFFFFFFFF << (23 - bits)) & 0xFFFFFFFF)).view(np.float32)
         total = (total + acc).astype(np.float32)
     return total.astype(np.float64)
@@ -166,6 +173,31 @@ def test_the_promoted_accumulation_meets_the_seed_check_on_positive_inputs():
     assert "accurate accumulation" in WGMMA_FP8.variants[0].label
 
 
+@pytest.mark.parametrize("k", [257, 512, 1234, 4097])
+def test_the_overlapped_promotion_is_the_promoted_accumulation(k):
+    """The overlapped kernels (PROMOTE / FLUSH -1, include/overlap.cuh) add the k-tile partials in the
+    order the replay of their schedule gives (tests/test_overlap_promotion.py): each 128-k tile alone,
+    in order, as PROMOTE 1 does. So the model gives the same bits, and the error model's bounds of
+    the promoted accumulation (the seed check's, the normwise one) hold for them unchanged."""
+    from test_overlap_promotion import play, schedule  # noqa: PLC0415
+
+    kt = -(-k // 128)
+    groups = play(schedule(kt, 1), kt)
+    runs = [(g[0] * 128, min(k, (g[-1] + 1) * 128)) for g in groups]
+    rng = np.random.default_rng(k)
+    a, b = _rounded(rng, 24, 40, k, 0.0)
+    ref = a @ b
+    got = _runs_fp8_gemm(a, b, runs)
+    assert got.tobytes() == _truncating_fp8_gemm(a, b, promote=128).tobytes()
+    assert np.max(np.abs(got - ref) / np.abs(ref)) < tolerance.seed_max_rel("fp8", k) / 2
+    a, b = _rounded(rng, 24, 40, k, -1.0)
+    ref = a @ b
+    err = np.linalg.norm(_runs_fp8_gemm(a, b, runs) - ref) / np.linalg.norm(ref)
+    assert err < tolerance.normwise("fp8", k, rounded_reference=True) / 4
+    assert all(rec.OVERLAPPED in v.label and "accurate accumulation" in v.label
+               for r in FP8_RUNGS for v in r.variants if v.kernel.endswith("_overlap"))
+
+
 def test_the_fp8_componentwise_bound_allows_subnormal_inputs():
     """An input under 2^-6 keeps an absolute precision of 2^-10: at K = 1 a product may be off by up to
     1.125 of itself, which the bound allows; past K = 14 the (K + 4) u term rules."""
@@ -185,8 +217,8 @@ def test_the_fp8_componentwise_bound_allows_subnormal_inputs():
 
 def _instances() -> dict[str, tuple[int, ...]]:
     """kernel -> the template arguments of fp8_gemm::body in its entry point."""
-    found = re.findall(r'extern "C" __global__ void __launch_bounds__\((\d+), 1\)\s*\n(\w+)\(.*?\n\{.*?'
-                       r'fp8_gemm::body<([\d, ]+)>', SRC.read_text(), flags=re.S)
+    found = re.findall(r'extern "C" __global__ void __launch_bounds__\((\d+), 1\)\s*\n(\w+)\([^)]*\)\s*\{'
+                       r'(?:(?!extern "C").)*?fp8_gemm::body<([-\d, ]+)>', SRC.read_text(), flags=re.S)
     return {name: (int(t), *(int(x) for x in args.split(","))) for t, name, args in found}
 
 
@@ -210,6 +242,7 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built():
         assert v.grid(1000, 777, 1234) == (-(-1000 // (64 * consumers)) * -(-777 // bn), 1, 1), v.label
         assert f"{64 * consumers}x{bn}x128" in v.label and f"stages {stages}" in v.label
         assert (rec.FAST in v.label) == (promote == 0), v.label
+        assert (v.label.endswith(rec.OVERLAPPED)) == (promote < 0) and promote in (0, 1, -1), v.label
 
 
 def test_the_records_are_fp8_and_say_what_they_need():
@@ -458,8 +491,10 @@ def test_the_kernels_load_by_tma_and_multiply_fp8_by_wgmma(ptx, v):
     assert "fence.proxy.tensormap::generic.acquire" in body
     assert "cp.async.cg" not in body and "ld.global" not in body  # every operand byte by TMA
     assert "%globaltimer" in body and "trap;" not in body  # a stage that never lands ends the wait
-    assert "setmaxnreg.dec.sync.aligned.u32 40" in body and "setmaxnreg.inc.sync.aligned.u32 216" in body
-    assert ("wgmma.wait_group.sync.aligned 1" in body) == (promote == 0)  # the promoted path waits for all
+    consumer_regs = inst[6]
+    assert "setmaxnreg.dec.sync.aligned.u32 40" in body and f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs}" in body
+    # the flushed path waits for all; the chain and the overlapped promotion for all but the newest k-tile
+    assert ("wgmma.wait_group.sync.aligned 1" in body) == (promote != 1)
 
 
 @needs_nvcc

@@ -1,7 +1,8 @@
 """The FP8 rung and its cuBLASLt peer on a GPU: correct and deterministic at 1x1x1, 7x7x7, odd shapes
 (TMA's zero fill plus the padded copy where K is not a multiple of 16; the peer's padded copies),
-K = 4097 and N = 8190, every variant, e4m3 rounding on the GPU as torch rounds, a stage that never
-lands failing the rung instead of hanging, both rungs timed beside each other. Off Hopper the wgmma
+K = 4097 and N = 8190, every variant, the overlapped promotion bit for bit the flushed one, e4m3
+rounding on the GPU as torch rounds, a stage that never lands failing the rung instead of hanging,
+both rungs timed beside each other. Off Hopper the wgmma
 rung is skipped saying why, and below sm_89 the peer too."""
 
 import dataclasses
@@ -88,6 +89,44 @@ def test_every_variant_is_correct(hopper, torch_fp8, name):
             assert rec["passed"], (v.label, shape, rec["error"], rec["checks"])
 
 
+def variant_outputs(name, kernels, shape, seed=7):
+    """C of each of a rung's variants (named by kernel) on the same inputs, as float32 bit patterns."""
+    import numpy as np
+
+    from rooflab import rungs
+    from rooflab.cuda.gpu import cupy
+    from rooflab.measure.gemm import GemmConfig, _Inputs, prepare
+
+    cp = cupy()
+    rung = rungs.get(name)
+    by_kernel = {v.kernel: v for v in rung.variants}
+    m, n, k = shape
+    var = _Inputs(GemmConfig(m=m, n=n, k=k, reps=1, check_n=128), seed=seed).variant(rung)
+    outs = []
+    for kernel in kernels:
+        launch, _ = prepare(rung.with_variant(by_kernel[kernel]), m, n, k)
+        c = cp.full((m, n), cp.nan, dtype=cp.float32)
+        launch(var.a, var.b, c)
+        outs.append(cp.asnumpy(c).view(np.uint32))
+    return outs
+
+
+@pytest.mark.parametrize("name,flushed,overlapped", [
+    ("wgmma_fp8", "mm_wgmma_fp8", "mm_wgmma_fp8_overlap"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_overlap"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_cluster", "mm_wgmma_fp8_persistent_cluster_overlap")])
+def test_the_overlapped_promotion_gives_the_flushed_bits(hopper, name, flushed, overlapped):
+    """The overlapped kernels add the same k-tile partials in the same order as the flushed ones
+    (include/overlap.cuh; replayed in tests/test_overlap_promotion.py): C is bit for bit the same, with
+    K in passes only (8192), passes and a tail (1234, 4097) and a tail only (100)."""
+    import numpy as np
+
+    for shape in ((1000, 777, 1234), (256, 8190, 4097), (512, 640, 8192), (64, 64, 100)):
+        a, b = variant_outputs(name, (flushed, overlapped), shape)
+        assert not np.isnan(a.view(np.float32)).any(), shape
+        assert np.array_equal(a, b), (shape, int((a != b).sum()))
+
+
 def test_the_gpu_rounds_to_e4m3_as_torch_does(device, torch_fp8):
     """The harness rounds the timed inputs on the GPU (CuPy, no float8 type): the same bits as torch's
     float8_e4m3fn cast."""
@@ -118,7 +157,7 @@ print(json.dumps({"rec": rec, "after": after["passed"]}, default=str), flush=Tru
 """
 
 
-@pytest.mark.parametrize("variant", [0, 1], ids=["accurate", "fast"])
+@pytest.mark.parametrize("variant", [0, 1, 2], ids=["accurate", "fast", "overlapped"])
 def test_a_stage_that_never_lands_fails_the_rung_instead_of_hanging(hopper, variant):
     """Each barrier wait gives up after MBAR_TIMEOUT_NS: nothing is stored, the rung FAILS its first
     check with no time taken, and the next rung of the process still runs. In a process of its own."""

@@ -1,6 +1,7 @@
 """The TMA-fed wgmma rungs (BF16; TF32 and 3xTF32 on the persistent body) on a Hopper GPU (sm_90): correct and deterministic at 1x1x1, odd
 shapes (TMA's zero fill plus the padded copy where a row pitch is not 16 bytes), K = 4097 and
-N = 8190, every variant, both tensor-map encoders. Elsewhere they are skipped, saying why."""
+N = 8190, every variant, the overlapped 3xTF32 promotion bit for bit the flushed one, both tensor-map
+encoders. Elsewhere they are skipped, saying why."""
 
 import dataclasses
 from pathlib import Path
@@ -74,6 +75,22 @@ def test_every_variant_is_correct(hopper, name):
         for v in rung.variants:
             rec = run_rung(rung.with_variant(v), inp, hopper)
             assert rec["passed"], (v.label, shape, rec["error"], rec["checks"])
+
+
+@pytest.mark.parametrize("flushed,overlapped,shapes", [
+    ("mm_wgmma_3xtf32_tma_f1", "mm_wgmma_3xtf32_tma_overlap", ((1000, 777, 1234), (256, 8190, 4097), (64, 64, 100))),
+    # flush 2's sums only where no k-tile is left short of a pass (the tail runs in groups of 1)
+    ("mm_wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_overlap2", ((1000, 777, 2048), (256, 520, 4096)))])
+def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlapped, shapes):
+    """The overlapped promotion adds the same partials in the same order as the flushed kernel it
+    mirrors (include/overlap.cuh): C bit for bit the same."""
+    import numpy as np
+    from test_gpu_fp8 import variant_outputs
+
+    for shape in shapes:
+        a, b = variant_outputs("wgmma_3xtf32_tma", (flushed, overlapped), shape)
+        assert not np.isnan(a.view(np.float32)).any(), shape
+        assert np.array_equal(a, b), (shape, int((a != b).sum()))
 
 
 @pytest.mark.parametrize("via", ["ctypes", "cuda.bindings"])

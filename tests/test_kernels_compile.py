@@ -1,6 +1,7 @@
 """Every CUDA kernel shipped in the package compiles offline with nvcc for sm_75 (T4),
-sm_80 (A100) and sm_90 (H100/H200), with no register spills and no stack frame, and
-ships in the wheel. No GPU needed: nvcc -cubin only runs the compiler and ptxas.
+sm_80 (A100) and sm_90 (H100/H200), with no register spills, no stack frame and no wgmma
+serialised or fenced by ptxas on its own, and ships in the wheel. No GPU needed: nvcc -cubin
+only runs the compiler and ptxas.
 
 At run time rooflab compiles these files with NVRTC for the device it finds; this
 catches a kernel that no longer compiles, or that spills, before anyone reaches a GPU.
@@ -40,12 +41,13 @@ JOBS = ([(f, arch, ()) for f in CU_FILES for arch in ARCHS]
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+a?)'")
 _PROPS = re.compile(r"Function properties for (\S+)")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-# ptxas's notes that it serialised a kernel's wgmma (a register an MMA in flight may own is touched: C7510-C7515)
-_SERIALIZED = re.compile(r"\(C751\d\).*wgmma.*'(\w+)'")
+# ptxas's wgmma performance notes (C7510-C7520: every wgmma serialised, or a wait or an arrive it
+# injected), info lines only: the kernel runs, correct and several times slower
+_WGMMA_NOTE = re.compile(r"\(C75[12]\d\)|wgmma\S* instructions are serialized|is injected", re.I)
 
 
 def _rel(path: Path) -> str:
-    return path.relative_to(PKG).as_posix()
+    return path.relative_to(PKG).as_posix() if path.is_relative_to(PKG) else path.name
 
 
 def _job_id(job) -> str:
@@ -93,6 +95,11 @@ def parse_ptxas(text: str) -> dict[str, dict]:
     return entries
 
 
+def wgmma_notes(text: str) -> list[str]:
+    """The lines of ptxas -v output that say it serialised a kernel's wgmmas or fenced them itself."""
+    return [line.strip() for line in text.splitlines() if _WGMMA_NOTE.search(line)]
+
+
 def expected_kernels(source: str) -> tuple[set[str], int]:
     """extern "C" kernel names (unmangled in the cubin) and the number of entry points."""
     # an attribute macro (all capitals, e.g. the cluster dimensions) may stand before __launch_bounds__
@@ -122,13 +129,8 @@ def _check(compiled: tuple[str, subprocess.CompletedProcess, Path], job) -> None
     assert not spills, f"{_rel(f)} ({arch}) spills registers:\n" + "\n".join(spills)
     stacks = [f"{k}: {e['stack']} bytes stack frame" for k, e in entries.items() if e["stack"]]
     assert not stacks, f"{_rel(f)} ({arch}) uses a stack frame:\n" + "\n".join(stacks)
-    serialized = serialized_wgmma(out)
-    assert not serialized, f"{_rel(f)} ({arch}): ptxas serialised the wgmma of {serialized}:\n{out}"
-
-
-def serialized_wgmma(text: str) -> list[str]:
-    """The kernels whose wgmma ptxas -v says it serialised."""
-    return [m.group(1) for line in text.splitlines() if (m := _SERIALIZED.search(line))]
+    notes = wgmma_notes(out)
+    assert not notes, f"{_rel(f)} ({arch}): ptxas serialised or fenced wgmmas:\n" + "\n".join(notes)
 
 
 def test_kernel_sources_found():
@@ -149,6 +151,26 @@ def test_planted_bugs_compile(compiled, job):
     """The GPU tests plant bugs with -D macros; those builds must compile, and the macro must be used."""
     _check(compiled[_job_id(job)], job)
     assert job[2][0].removeprefix("-D") in job[0].read_text()
+
+
+SERIALIZED = ROOT / "tests" / "data" / "kernels" / "wgmma_serialized.cu"
+
+
+@needs_nvcc
+def test_a_kernel_whose_wgmmas_ptxas_serialised_fails_the_check(tmp_path):
+    """ptxas compiles the planted kernel with no error, spill or stack frame, and says only in an info
+    line that it serialised every wgmma; the check fails on that line, naming the kernel, and its twin
+    that drains before the back-edge passes it."""
+    job = (SERIALIZED, "sm_90a", ())
+    done = _compile(job, tmp_path)
+    out = done[1].stdout + done[1].stderr
+    assert done[1].returncode == 0 and set(parse_ptxas(out)) == {"serialized", "ok"}, out
+    notes = wgmma_notes(out)
+    assert notes and all("'serialized'" in n for n in notes), out
+    with pytest.raises(AssertionError, match="serialised or fenced wgmmas"):
+        _check(done, job)
+    assert wgmma_notes("ptxas info    : (C7517) warpgroup.wait is injected in around line 7 by compiler")
+    assert not wgmma_notes("ptxas info    : Used 168 registers, used 3 barriers, 1024 bytes smem")
 
 
 CUOBJDUMP = shutil.which("cuobjdump")
@@ -180,6 +202,33 @@ def test_tensor_rungs_issue_tensor_core_instructions(compiled, name):
     assert not empty, f"{name}: no {op} in {empty}"
 
 
+# the overlapped promotion's kernels (include/overlap.cuh) and their group length U
+OVERLAPPED = [("rungs/wgmma_fp8.cu", k, 1) for k in ("mm_wgmma_fp8_overlap", "mm_wgmma_fp8_persistent_overlap",
+                                                       "mm_wgmma_fp8_persistent_cluster_overlap")] + [
+    ("rungs/wgmma_tf32_tma.cu", "mm_wgmma_3xtf32_tma_overlap", 1), ("rungs/wgmma_tf32_tma.cu", "mm_wgmma_3xtf32_tma_overlap2", 2)]
+
+
+@needs_nvcc
+@pytest.mark.skipif(CUOBJDUMP is None, reason="cuobjdump (the CUDA toolkit) is not on PATH")
+@pytest.mark.parametrize("name,kernel,u", OVERLAPPED, ids=lambda x: str(x))
+def test_the_overlapped_adds_run_under_the_next_mmas(compiled, name, kernel, u):
+    """In SASS each k-tile of a pass waits with WARPGROUP.DEPBAR.LE gsb0, 0x1 right after its MMAs (its
+    predecessor retired, its own MMAs still running), and the previous partial's 64 FADDs follow before
+    the next stage's barrier wait: under this k-tile's MMAs, held back by nothing. Adds sunk past that
+    wait (as NVVM does without overlap.cuh's fence), or a drain every k-tile, fail this."""
+    sass = _sass_by_function(compiled[_job_id((PKG / name, "sm_90a", ()))][2])[kernel]
+    ops = [line.split(";")[0].split("*/")[-1].strip() for line in sass.splitlines() if re.match(r"\s*/\*[0-9a-f]{4}", line)]
+    waits = [i for i, op in enumerate(ops) if op == "WARPGROUP.DEPBAR.LE gsb0, 0x1"]
+    assert len(waits) >= 7 and all("GMMA" in ops[w - 1] and "gsb0" in ops[w - 1] for w in waits), kernel
+    # up to the next stage's barrier wait or the next k-tile's MMAs, whichever comes first
+    ends = [i for i, op in enumerate(ops) if op == "WARPGROUP.ARRIVE" or op.startswith("SYNCS.PHASECHK")]
+    overlapped = 0
+    for w in waits:
+        end = next((e for e in ends if e > w), len(ops))
+        overlapped += sum(op.startswith("FADD") for op in ops[w:end]) >= 64
+    assert overlapped >= 6 // u, (kernel, overlapped)
+
+
 @needs_nvcc
 def test_pipelined_dynamic_smem_matches_the_record(tmp_path):
     """The launcher passes pipelined.py's dynamic_smem(c) bytes; the kernel lays out PipeV1<...>::SMEM_BYTES
@@ -209,8 +258,8 @@ def test_the_serialisation_note_is_recognised():
     note = ("ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
             "non wgmma instructions reading accumulator registers of  a wgmma between start and end of the pipeline "
             "stage in the function 'mm_wgmma_3xtf32_swap_f2'")
-    assert serialized_wgmma(f"ptxas info    : Used 168 registers\n{note}\n") == ["mm_wgmma_3xtf32_swap_f2"]
-    assert serialized_wgmma("ptxas info    : Function properties for mm_wgmma_3xtf32_swap_f2\n") == []
+    assert wgmma_notes(f"ptxas info    : Used 168 registers\n{note}\n") == [note]
+    assert wgmma_notes("ptxas info    : Function properties for mm_wgmma_3xtf32_swap_f2\n") == []
 
 
 def test_parse_ptxas_flags_spills():

@@ -39,7 +39,7 @@ STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, stag
 def _entries(source: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:
     """kernel -> (cluster macro or "", operand policy, (cluster, stages, producer regs, consumer regs, store))."""
     found = re.findall(r'extern "C" __global__ void ((?:\w+_CLUSTER_DIMS_\d+ )?)__launch_bounds__\(384, 1\)\s*\n'
-                       r'(\w+)\((?:(?!extern "C").)*?tma_persistent::body<((?:\w+::)*\w+(?:<[\w, ]+>)?), ([\w, ]+)>\(',
+                       r'(\w+)\((?:(?!extern "C").)*?tma_persistent::body<((?:\w+::)*\w+(?:<[-\w, ]+>)?), ([\w, ]+)>\(',
                        source.read_text(), flags=re.S)
     flag = {"true": 1, "false": 0}
     return {name: (macro.strip(), op, tuple(flag[x] if x in flag else int(x) for x in (a.strip() for a in args.split(","))))

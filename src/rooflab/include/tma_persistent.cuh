@@ -6,7 +6,9 @@
 //            in one map: part p of row r at row p * rows + r)
 //   B_KMAJOR B arrives transposed (B^T, N x K: boxes at (k, n)); else B's 64-column panels (n, k)
 //   FLUSH    0: the wgmma chain keeps the accumulator; F > 0: F k-tiles' products are summed from
-//            zero in a partial accumulator, which is then added to the FP32 one with FP32 adds
+//            zero in a partial accumulator, which is then added to the FP32 one with FP32 adds;
+//            F < 0: the same for groups of -F k-tiles, overlapped: two partials in turn, each added
+//            while the next group's MMAs run (include/overlap.cuh)
 //   mma(d, a, b, accumulate)  a consumer warpgroup's MMAs on one stage (a: its 64 rows of A, b: B's
 //            BN rows or panels); accumulate false: the first of them starts d from zero
 //   SWAP_AB  (optional, default false) the product is computed as C^T = B^T A^T, for FP32 operands
@@ -45,6 +47,7 @@
 // leaves C NaN-poisoned (the harness FAILS the rung) instead of hanging the process.
 #pragma once
 
+#include "overlap.cuh"
 #include "ptx.cuh"
 #include "wgmma_store.cuh"
 
@@ -307,6 +310,28 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
     if (!ok) return false;
     if (Op::FLUSH != 1 && signals) release<CLUSTER>(empty((it - 1) % STAGES));
     return true;
+}
+
+// consume_tile for FLUSH < 0: groups of -FLUSH k-tiles, overlapped (include/overlap.cuh); the ring's
+// k-tile count `it` runs on as there, the slots released one k-tile late
+template <class Op, int CLUSTER, int STAGES, int STAGE_BYTES, int BM>
+__device__ __forceinline__ bool consume_tile_overlap(float (&acc)[Op::NACC], unsigned base, unsigned bars, int KT,
+                                                     int& it, int cw, bool signals)
+{
+    const unsigned a_off = cw * 64 * 128, b_off = Op::PARTS * BM * 128;
+    const int it0 = it;
+    it += KT;
+    return overlap::run<Op::NACC, -Op::FLUSH>(
+        acc, KT,
+        [&](int kt, bool& ok) {
+            const int s = (it0 + kt) % STAGES;
+            ok = ok && mbar_wait_bounded(bars + 8 * s, ((it0 + kt) / STAGES) & 1);
+            return base + s * STAGE_BYTES;
+        },
+        [&](float (&d)[Op::NACC], unsigned slot, int accumulate) { Op::mma(d, slot + a_off, slot + b_off, accumulate); },
+        [&](int kt) {
+            if (signals) release<CLUSTER>(bars + 8 * (STAGES + (it0 + kt) % STAGES));
+        });
 }
 
 // store_acc_tma for the swapped product: the warpgroup holds 64 columns (from n0) x 4 NACC / 2 rows
@@ -604,6 +629,9 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
                     break;
             } else if constexpr (SW) {
                 if (!consume_tile_swapped<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
+                    break;
+            } else if constexpr (Op::FLUSH < 0) {
+                if (!consume_tile_overlap<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
                     break;
             } else {
                 if (!consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals)) break;

@@ -22,7 +22,12 @@
 //   PROMOTE = 1: each k-tile (128 k) is summed from zero in a partial accumulator, waited for and
 //     added to an FP32 accumulator with FP32 adds, so the tensor core's short accumulation acts on
 //     128 products at a time only (cuBLASLt's default). Partial + accumulator = 2 x BN / 2
-//     registers, so this path runs 128-column tiles.
+//     registers, so this path runs 128-column tiles. The wait for each k-tile drains the tensor
+//     pipe, so nothing of this consumer overlaps its adds;
+//   PROMOTE = -U: the same sums, overlapped (include/overlap.cuh): two partials take groups of U
+//     k-tiles in turn, each added while the next group's MMAs run, the tensor core's accumulation
+//     acting on U x 128 products at a time. Accumulator + 2 partials = 3 x 64 registers: 128-column
+//     tiles, and the consumers get 232 registers (40 / 232 at 384 threads).
 //
 // Shapes: any M, N, K >= 1. TMA needs 16-byte row pitches (K a multiple of 16) and a 16-byte-aligned
 // base, which the host side provides (a padded copy otherwise); the K tail and boxes partly past M
@@ -31,6 +36,7 @@
 // MM_FP8_SMEM(consumers, BN, stages) bytes. Compile with -arch=sm_90a; for any other target the
 // bodies are empty and the rungs must not be launched.
 
+#include "overlap.cuh"
 #include "ptx.cuh"
 #include "tma_persistent.cuh"
 #include "tma_ring.cuh"
@@ -85,6 +91,22 @@ __device__ __forceinline__ void mma_stage(float (&d)[BN / 2], unsigned slot, int
     wgmma_commit();
 }
 
+// the persistent kernels' operands (include/tma_persistent.cuh; the overlapped body below issues its
+// MMAs too): both K-major, k32 steps; FLUSH 1 adds each k-tile's products to the FP32 accumulator
+// (PROMOTE = 1 below), -1 the same overlapped (PROMOTE = -1), 0 leaves them in the chain
+template <int BN_, int FLUSH_>
+struct Fp8Op {
+    static constexpr int BK = FP8_BK, BN = BN_, NACC = BN_ / 2, PARTS = 1, FLUSH = FLUSH_;
+    static constexpr bool B_KMAJOR = true;
+    static __device__ __forceinline__ void mma(float (&d)[NACC], unsigned a0, unsigned b0, int accumulate)
+    {
+#pragma unroll
+        for (int kk = 0; kk < FP8_BK / 32; kk++)
+            fp8_gemm::mma<BN>(d, make_desc(a0 + kk * 32, 16, 1024), make_desc(b0 + kk * 32, 16, 1024),
+                              accumulate || kk > 0);
+    }
+};
+
 // one producer warpgroup + CONSUMERS consumer warpgroups; registers move from the producer
 // (PRODUCER_REGS) to the consumers (CONSUMER_REGS): 128 * (PRODUCER_REGS + CONSUMERS *
 // CONSUMER_REGS) must fit the block's pool, or setmaxnreg.inc waits forever (the BF16 rung's
@@ -118,7 +140,18 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
 #pragma unroll
     for (int i = 0; i < NACC; i++) acc[i] = 0.0f;
     bool ok;
-    if constexpr (PROMOTE) {
+    if constexpr (PROMOTE < 0) {
+        ok = overlap::run<NACC, -PROMOTE>(
+            acc, t.KT,
+            [&](int kt, bool& go) {
+                go = go && mbar_wait_bounded(ring.full(kt % STAGES), (kt / STAGES) & 1);
+                return ring.slot(kt % STAGES);
+            },
+            [&](float (&d)[NACC], unsigned slot, int accumulate) {
+                Fp8Op<BN, 0>::mma(d, slot + cw * 64 * 128, slot + BM * 128, accumulate);
+            },
+            [&](int kt) { mbar_arrive(ring.empty(kt % STAGES)); });
+    } else if constexpr (PROMOTE) {
         float part[NACC];  // each k-tile's first MMA overwrites it (scale-d 0); zeroed so no register starts undefined
 #pragma unroll
         for (int i = 0; i < NACC; i++) part[i] = 0.0f;
@@ -140,21 +173,6 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     }
     if (ok) store_wgmma_acc(acc, C, M, N, t.bm + cw * 64, t.bn);
 }
-
-// the persistent kernels' operands (include/tma_persistent.cuh): both K-major, k32 steps; FLUSH 1 adds
-// each k-tile's products to the FP32 accumulator (PROMOTE = 1 above), 0 leaves them in the chain
-template <int BN_, int FLUSH_>
-struct Fp8Op {
-    static constexpr int BK = FP8_BK, BN = BN_, NACC = BN_ / 2, PARTS = 1, FLUSH = FLUSH_;
-    static constexpr bool B_KMAJOR = true;
-    static __device__ __forceinline__ void mma(float (&d)[NACC], unsigned a0, unsigned b0, int accumulate)
-    {
-#pragma unroll
-        for (int kk = 0; kk < FP8_BK / 32; kk++)
-            fp8_gemm::mma<BN>(d, make_desc(a0 + kk * 32, 16, 1024), make_desc(b0 + kk * 32, 16, 1024),
-                              accumulate || kk > 0);
-    }
-};
 
 }  // namespace fp8_gemm
 #endif
@@ -205,5 +223,31 @@ mm_wgmma_fp8_persistent_cluster(const void* tmA, const void* tmB, float* C, int 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 2, 6, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the accurate accumulations overlapped (PROMOTE / FLUSH -1: two partials, each k-tile's 128 products
+// summed from zero, added to the FP32 accumulator while the next k-tile's MMAs run): the same FP32 sums
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_overlap(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    fp8_gemm::body<2, 128, 6, -1, 40, 232>(tmA, tmB, C, M, N, K);  // MM_FP8_SMEM(2, 128, 6) = 197632 bytes
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_overlap(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, -1>, 1, 6, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_cluster_overlap(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, -1>, 2, 6, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }

@@ -32,6 +32,10 @@ def _loads(bm: int, bn: int) -> float:
     return 1 / bn + 1 / bm
 
 
+# the accurate accumulation with the FP32 adds under the next k-tile's MMAs (include/overlap.cuh: two
+# partials, 128 k each, U = 1): the same sums, added in the same order
+OVERLAPPED = "accurate accumulation overlapped (2 partials, 128 k each)"
+
 # each k-tile summed from zero and added in FP32 first: on all-positive inputs the tensor core's own
 # accumulation may miss the seed's 1e-3 at K = 512 (rooflab.model.tolerance), which no tuning should trade
 _VARIANTS = (
@@ -39,6 +43,8 @@ _VARIANTS = (
             (384, 1, 1), _tiles(128, 128), smem_bytes(2, 128, 6)),
     Variant("128x256x128 producer + 2 consumer warpgroups stages 4, fast accumulation", "mm_wgmma_fp8_fast",
             (384, 1, 1), _tiles(128, 256), smem_bytes(2, 256, 4)),
+    Variant(f"128x128x128 producer + 2 consumer warpgroups stages 6, {OVERLAPPED}", "mm_wgmma_fp8_overlap",
+            (384, 1, 1), _tiles(128, 128), smem_bytes(2, 128, 6)),
 )
 # persistent on include/tma_persistent.cuh's body, C through TMA stores: accurate accumulation first, as above
 _PERSISTENT_VARIANTS = (
@@ -48,6 +54,11 @@ _PERSISTENT_VARIANTS = (
             (384, 1, 1), persistent_grid(1), persistent_smem_bytes(4)),
     Variant("2x(128x128x128) clusters, B multicast, persistent stages 6, TMA-store epilogue, accurate accumulation",
             "mm_wgmma_fp8_persistent_cluster", (384, 1, 1), persistent_grid(2, bn=128), persistent_smem_bytes(6, bn=128)),
+    Variant(f"128x128x128 persistent stages 6, TMA-store epilogue, {OVERLAPPED}", "mm_wgmma_fp8_persistent_overlap",
+            (384, 1, 1), persistent_grid(1, bn=128), persistent_smem_bytes(6, bn=128)),
+    Variant(f"2x(128x128x128) clusters, B multicast, persistent stages 6, TMA-store epilogue, {OVERLAPPED}",
+            "mm_wgmma_fp8_persistent_cluster_overlap", (384, 1, 1), persistent_grid(2, bn=128),
+            persistent_smem_bytes(6, bn=128)),
 )
 _PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
                        for mode in ("accurate", "fast"))

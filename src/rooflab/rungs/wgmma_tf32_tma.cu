@@ -27,7 +27,8 @@
 //   3xTF32: per k8 step three products (big*small, small*big, big*big; small*small ~2^-22 dropped)
 //     into a partial accumulator summed from zero for FLUSH k-tiles, then added to the FP32
 //     accumulator with round-to-nearest adds; 128 x 128 tiles (partial + accumulator: 128 registers),
-//     with or without the pre-pass.
+//     with or without the pre-pass. FLUSH -F (pre-pass): the same sums, overlapped
+//     (include/overlap.cuh: two partials, 192 registers).
 //
 // Shapes: any M, N >= 1; K through Kp. Persistent: at most one block an SM (the record's grid
 // function), block 384 (a producer warpgroup, two consumers), dynamic shared memory TP_STORE_SMEM.
@@ -233,5 +234,23 @@ mm_wgmma_3xtf32_swap_rna(const void* tmA, const void* tmB, float* C, int M, int 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tf32_tma::X3SwapOp<1, true>, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 3xTF32 with the pre-pass, the same sums as _f1 and the default, overlapped (FLUSH -1, -2: two partials
+// in turn, each added to the FP32 accumulator while the next group's MMAs run)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_tma_overlap(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3Op<-1>, 1, 3, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_tma_overlap2(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3Op<-2>, 1, 3, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }

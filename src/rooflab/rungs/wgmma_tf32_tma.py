@@ -32,6 +32,12 @@ _X3_VARIANTS = (
             persistent_grid(1, bn=128), _X3_SMEM),
     Variant("128x128x32 persistent stages 3 flush 4, TMA-store epilogue", "mm_wgmma_3xtf32_tma_f4", (384, 1, 1),
             persistent_grid(1, bn=128), _X3_SMEM),
+    # the sums of flush 1 and flush 2 (include/overlap.cuh: two partials, each added under the next group's
+    # MMAs; flush 2's tail short of 8 k-tiles in groups of 1)
+    Variant("128x128x32 persistent stages 3 flush 1 overlapped (2 partials), TMA-store epilogue",
+            "mm_wgmma_3xtf32_tma_overlap", (384, 1, 1), persistent_grid(1, bn=128), _X3_SMEM),
+    Variant("128x128x32 persistent stages 3 flush 2 overlapped (2 partials), TMA-store epilogue",
+            "mm_wgmma_3xtf32_tma_overlap2", (384, 1, 1), persistent_grid(1, bn=128), _X3_SMEM),
 )
 _X3_SWAP_SMEM = persistent_smem_bytes(4, bn=128, split_a=True)
 _X3_SWAP_GRID = persistent_grid(1, bn=128, swap_ab=True)
