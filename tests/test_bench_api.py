@@ -344,3 +344,44 @@ def test_a_custom_ops_own_code_that_raises_fails_the_kernel(gpu):
     k = CudaKernel(str(KERNELS / "my_sgemm.cu"), "scale2", grid=lambda m, n, k: 1 // 0)
     rec = bench.run_one(k, stream("2*x"), (100,), fake_cupy.device(), reps=2, seed=1)
     assert rec["error"] == "scale2's grid function raised ZeroDivisionError: integer division or modulo by zero"
+
+
+class _Exported:
+    """An array as CuPy hands it over: the CUDA Array Interface with the producer's current stream."""
+
+    def __init__(self, stream):
+        self.__cuda_array_interface__ = {"shape": (2,), "typestr": "<f4", "data": (0, False), "version": 3,
+                                         "stream": stream}
+
+
+def _fake_torch(monkeypatch, log: list):
+    import contextlib  # noqa: PLC0415
+    import types  # noqa: PLC0415
+
+    @contextlib.contextmanager
+    def on(stream):
+        log.append(("enter", stream))
+        yield
+        log.append(("exit", stream))
+
+    cuda = types.SimpleNamespace(stream=on, ExternalStream=lambda ptr: ("external", ptr))
+    torch = types.SimpleNamespace(cuda=cuda, as_tensor=lambda a, device: ("tensor", a))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+
+
+@pytest.mark.parametrize("stream, expected", [(0x7F00, ("external", 0x7F00)), (1, None), (2, None), (None, None)])
+def test_a_torch_callable_launches_on_the_harness_stream(monkeypatch, stream, expected):
+    # a Triton or torch launch goes to torch's current stream: unless that is the harness's, it escapes the
+    # timing events, the graph capture and the concurrent replicas' streams
+    log = []
+    _fake_torch(monkeypatch, log)
+
+    def fn(a, b, c):
+        log.append(("fn", a[0]))
+
+    arrays = [_Exported(stream) for _ in range(3)]
+    Callable(fn, framework="torch").wrap()(*arrays)
+    if expected is None:  # the default streams: torch's own default stream is ordered with them
+        assert log == [("fn", "tensor")]
+    else:
+        assert log == [("enter", expected), ("fn", "tensor"), ("exit", expected)]

@@ -109,6 +109,17 @@ class CudaKernel:
                     shared_mem=self.shared_mem)
 
 
+def _exported_stream(arrays) -> int | None:
+    """The stream the arrays' producer has current, from the CUDA Array Interface (v3's "stream":
+    None or 1/2 for the legacy and per-thread default streams, which torch's default stream already
+    orders with), or None."""
+    for a in arrays:
+        ptr = (getattr(a, "__cuda_array_interface__", None) or {}).get("stream")
+        if isinstance(ptr, int) and ptr > 2:
+            return ptr
+    return None
+
+
 @dataclass
 class Callable:
     """Any Python function that computes the op on the GPU: a Triton kernel's wrapper, a CuPy or
@@ -142,12 +153,23 @@ class Callable:
         if self.framework == "torch":
             import torch  # noqa: PLC0415
 
-        def call(*arrays):
-            args = arrays if torch is None else tuple(torch.as_tensor(a, device="cuda") for a in arrays)
+        def run(args):
             try:
                 return self.fn(*args)
             except Exception as exc:
                 raise CallableError(self.name, exc, self._hint(exc)) from exc
+
+        def call(*arrays):
+            if torch is None:
+                return run(arrays)
+            args = tuple(torch.as_tensor(a, device="cuda") for a in arrays)
+            stream = _exported_stream(arrays)
+            if stream is None:
+                return run(args)
+            # torch (and Triton, which launches on torch's current stream) on the harness's stream, so
+            # its launches are the ones timed, captured into a graph and run as concurrent replicas
+            with torch.cuda.stream(torch.cuda.ExternalStream(stream)):
+                return run(args)
 
         return call
 
