@@ -86,3 +86,18 @@ def test_the_l2_read_at_the_sweeps_geometry(profiled, capsys):
     threads = SMS * (THREADS_PER_SM // 256) * 256
     assert (grid, block) == (SMS * 8, 256) and int(args[2]) == (8 << 20) // 16 and int(args[3]) == threads % ((8 << 20) // 16)
     assert f"bytes={16 * threads * 4 * 1000}" in capsys.readouterr().out
+
+
+def test_a_rungs_variant_is_profiled_by_its_entry_name(profiled, monkeypatch, capsys):
+    from rooflab.measure import gemm, profile_target
+    from rooflab.model import check
+
+    prepared = []
+    monkeypatch.setattr(profile_target, "_gemm_operands", lambda _cp, m, n, k: (None, None, None))
+    monkeypatch.setattr(check, "operands", lambda _cp, a, b, _inputs: (a, b))
+    monkeypatch.setattr(gemm, "prepare", lambda rung, m, n, k: (prepared.append(rung.kernel) or (lambda *_: None), {}))
+    profiled("wgmma_fp8_persistent", "--n", "256", "--variant", "mm_wgmma_fp8_persistent_overlap")
+    profiled("wgmma_fp8_persistent", "--n", "256")
+    assert prepared == ["mm_wgmma_fp8_persistent_overlap", "mm_wgmma_fp8_persistent"]
+    assert profile_target.main(["wgmma_fp8_persistent", "--variant", "nope"]) == 2
+    assert "wgmma_fp8_persistent has no variant nope" in capsys.readouterr().err

@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--m", type=int, default=None)
     ap.add_argument("--k", type=int, default=None)
     ap.add_argument("--size", type=int, default=256 * 2**20)
+    ap.add_argument("--variant", default=None, help="a rung's variant, by its kernel's entry name (as `rooflab tune` lists)")
     ap.add_argument("--spec", default=None, help="a user's kernel, as rooflab.measure.profiling.user_spec wrote it")
     a = ap.parse_args(argv)
     m, n, k = a.m or a.n, a.n, a.k or a.n
@@ -84,6 +85,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         A, B, C = _gemm_operands(cp, m, n, k)
         rung = rungs.get(a.label)
+        if a.variant:
+            chosen = [v for v in rung.variants if v.kernel == a.variant]
+            if not chosen:
+                print(f"{a.label} has no variant {a.variant}", file=sys.stderr)
+                return 2
+            rung = rung.with_variant(chosen[0])
         from rooflab.model.check import operands  # noqa: PLC0415
 
         A, B = operands(cp, A, B, rung.inputs)  # what the rung reads, as the harness gives it
