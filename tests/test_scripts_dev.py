@@ -69,3 +69,20 @@ def test_the_climb_command_line(climb_doc, tmp_path, capsys):
     assert tc.main([str(p)]) == 0
     text = capsys.readouterr().out
     assert "BF16 climb" in text and "wgmma_bf16_tma" in text and "1.250×" in text
+
+
+def test_the_epilogue_share_measures_real_kernels_with_a_define_the_body_reads():
+    import importlib.util
+
+    from rooflab import rungs
+
+    path = Path(__file__).parent.parent / "scripts" / "dev" / "epilogue_share.py"
+    spec = importlib.util.spec_from_file_location("epilogue_share", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    body = (Path(rungs.__file__).parent.parent / "include" / "tma_persistent.cuh").read_text()
+    assert f"#ifndef {mod.SKIP}" in body  # else the second build would time the same kernel
+    for name, kernel in mod.CASES:
+        r = mod.rung_of(name, kernel)
+        assert r.kernel == (kernel or rungs.get(name).kernel)
+        assert "tma_persistent.cuh" in (Path(rungs.__file__).parent / r.source.split("/", 1)[1]).read_text()

@@ -1,0 +1,47 @@
+"""The C store's share of each persistent TMA rung's time: every kernel timed as it is and again built with
+-DTMA_SKIP_C_STORE (include/tma_persistent.cuh leaves C unwritten), at 4096 and 8192. A diagnostic, never a
+rung: the second kernel computes nothing anyone reads.
+
+    PYTHONPATH=src python3 scripts/dev/epilogue_share.py [N ...]
+"""
+
+import dataclasses
+import sys
+
+SKIP = "TMA_SKIP_C_STORE"
+CASES = [("wgmma_bf16_tma_store", None), ("wgmma_tf32_tma", None), ("wgmma_tf32_swap", None),
+         ("wgmma_3xtf32_tma", None), ("wgmma_3xtf32_swap", None), ("wgmma_fp8_persistent", None),
+         ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_overlap")]
+
+
+def rung_of(name: str, kernel: str | None):
+    from rooflab import rungs
+
+    r = rungs.get(name)
+    return r.with_variant(next(v for v in r.variants if v.kernel == kernel)) if kernel else r
+
+
+def main(sizes: list[int]) -> None:
+    from rooflab.cuda.gpu import cupy
+    from rooflab.cuda.timing import time_launches
+    from rooflab.measure.gemm import prepare
+    from rooflab.model.check import operands
+
+    cp = cupy()
+    for n in sizes:
+        rs = cp.random.RandomState(11)
+        a0, b0 = (rs.uniform(-1, 1, (n, n), dtype=cp.float32) for _ in range(2))
+        c = cp.empty((n, n), dtype=cp.float32)
+        for name, kernel in CASES:
+            r = rung_of(name, kernel)
+            a, b = operands(cp, a0, b0, r.inputs)
+            ms = []
+            for opts in (r.options, (*r.options, f"-D{SKIP}")):
+                launch, _ = prepare(dataclasses.replace(r, options=tuple(opts)), n, n, n)
+                ms.append(time_launches(lambda: launch(a, b, c), label=name, reps=20, warmup=2).median_ms)
+            print(f"{n} {r.kernel:42s} with C {ms[0]:.4f} ms  without {ms[1]:.4f} ms  "
+                  f"store share {1 - ms[1] / ms[0]:.1%}", flush=True)
+
+
+if __name__ == "__main__":
+    main([int(x) for x in sys.argv[1:]] or [4096, 8192])
