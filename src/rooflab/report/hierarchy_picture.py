@@ -16,7 +16,8 @@ from rooflab.model.placement import hierarchical_roofline
 from rooflab.model.roofline import X_MAX, X_MAX_CAP, X_MIN, X_MIN_CAP, _fmt_edge
 from rooflab.report.families import CEILINGS, ORDER, SIMT, TITLES, families, family
 from rooflab.report.labels import Layout, along_roof, around, best_legend, slope_label
-from rooflab.report.styles import ADDED_COLOURS, MEASURED, line_style, style_handles
+from rooflab.report.added_lines import plot_added
+from rooflab.report.styles import line_style, style_handles
 
 LEVEL_STYLE = {"L1": ("#1e8449", "^"), "L2": ("#d35400", "s"), "DRAM": ("#1f4e9c", "o")}
 ROOF_COLOURS = {"fp32": "#1a1a1a", "fp16": "#c0392b", "fp64": "#7d3c98"}
@@ -254,27 +255,19 @@ def _added(ax, lay: Layout, h: Hierarchy, edges, top: float, fastest: float | No
     compute one from where the fastest slope meets it to the right edge, labelled like a roof; a bandwidth
     one a slope up to the highest roof, labelled along it. Their labels join the roofs' and the slopes'
     (placed last, where they cover nothing); returns their legend entries."""
-    import numpy as np
-    from matplotlib.lines import Line2D
-
     xmin, xmax, ymin = edges
     handles = []
-    for i, c in enumerate(h.added_ceilings):
-        colour = ADDED_COLOURS[i % len(ADDED_COLOURS)]
-        if c.is_bandwidth:
-            bw_t = c.value / 1e12
-            xs = np.logspace(math.log10(xmin), math.log10(top / bw_t), 64)
-            (ln,) = ax.plot(xs, xs * bw_t, color=colour, lw=1.6, ls=MEASURED, zorder=3)
-            slope_labels.append((c.label, bw_t, colour, max(xmin, ymin / bw_t), min(xmax, top / bw_t)))
+    for c, colour, ln, handle, x0 in plot_added(ax, h.added_ceilings, xmin, xmax, top,
+                                               lambda c: c.value / fastest if fastest else xmin):
+        v_t = c.value / 1e12
+        if x0 is None:
+            slope_labels.append((c.label, v_t, colour, max(xmin, ymin / v_t), min(xmax, top / v_t)))
         else:
-            y = c.value / 1e12
-            x0 = y / (fastest / 1e12) if fastest else xmin
-            (ln,) = ax.plot([x0, xmax], [y, y], color=colour, lw=1.6, ls=MEASURED, zorder=3)
-            roof_labels.append((ax.annotate(c.label, (xmax, y), xytext=(-5, 3), textcoords="offset points",
+            roof_labels.append((ax.annotate(c.label, (xmax, v_t), xytext=(-5, 3), textcoords="offset points",
                                             ha="right", va="bottom", fontsize=9, fontweight="bold", color=colour,
-                                            zorder=6), along_roof(x0, xmax, y)))
+                                            zorder=6), along_roof(x0, xmax, v_t)))
         lay.add_line(ln)
-        handles.append(Line2D([], [], color=colour, lw=1.6, ls=MEASURED, label=f"{c.name}: {c.what}"))
+        handles.append(handle)
     return handles
 
 

@@ -20,7 +20,8 @@ from rooflab.model.roofline import (
     _pos_finite,
 )
 from rooflab.report.labels import Layout, along_roof, best_legend, place_point_labels, slope_label
-from rooflab.report.styles import ADDED_COLOURS, MEASURED, THEORETICAL, style_handles
+from rooflab.report.added_lines import plot_added
+from rooflab.report.styles import MEASURED, THEORETICAL, style_handles
 
 _ROOF_COLOURS = ["#1a1a1a", "#c0392b", "#7d3c98", "#1e8449", "#b9770e", "#2471a3"]
 _SLOPE_COLOUR = "#1f4e9c"
@@ -244,21 +245,17 @@ def _draw(fig, rl: Roofline) -> None:
     # slope to the right edge, labelled like a roof; a bandwidth one up to the highest ceiling, labelled
     # along its line once the roofs' labels are placed
     added_slopes = []  # (label, TB/s, colour)
-    for i, c in enumerate(rl.added_ceilings):
-        colour = ADDED_COLOURS[i % len(ADDED_COLOURS)]
-        if c.is_bandwidth:
-            cb_t = c.value / 1e12
-            xs_c = np.logspace(math.log10(xmin), math.log10(top_t / cb_t), 64)
-            (ln,) = ax.plot(xs_c, xs_c * cb_t, color=colour, lw=1.6, ls=MEASURED, zorder=3)
-            added_slopes.append((c.label, cb_t, colour))
+    for c, colour, ln, handle, x0 in plot_added(ax, rl.added_ceilings, xmin, xmax, top_t,
+                                               lambda c: c.value / rl.bandwidth):
+        y = c.value / 1e12
+        if x0 is None:
+            added_slopes.append((c.label, y, colour))
         else:
-            y = c.value / 1e12
-            (ln,) = ax.plot([c.value / rl.bandwidth, xmax], [y, y], color=colour, lw=1.6, ls=MEASURED, zorder=3)
             t = ax.annotate(c.label, (xmax, y), xytext=(-5, 3), textcoords="offset points", fontsize=9,
                             fontweight="bold", color=colour, zorder=6)
-            pending.append((t, along_roof(c.value / rl.bandwidth, xmax, y), 1.0))
+            pending.append((t, along_roof(x0, xmax, y), 1.0))
         lay.add_line(ln)
-        legend_extra.append(Line2D([], [], color=colour, lw=1.6, ls=MEASURED, label=f"{c.name}: {c.what}"))
+        legend_extra.append(handle)
 
     # points
     markers = []  # (point, x, y, label text, colour)
