@@ -93,6 +93,27 @@ def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlappe
         assert np.array_equal(a, b), (shape, int((a != b).sum()))
 
 
+@pytest.mark.parametrize("name,plain,other", [
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_defer"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_defer_c4"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_c4"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_cluster", "mm_wgmma_fp8_persistent_cluster_defer_c4"),
+    ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_defer")])
+def test_the_epilogue_variants_store_the_same_c(hopper, name, plain, other):
+    """A store deferred under the next tile's first MMAs (its flush sets the accumulator that the plain
+    kernel adds to zero), C staged whole or written from the registers: the same values of C, where a
+    block walks many tiles (2100 x 2048) and one (64 x 64), through TMA stores (N = 2048, 776) and
+    directly (777), with K short of a flush group (100)."""
+    import numpy as np
+    from test_gpu_fp8 import variant_outputs
+
+    for shape in ((2100, 2048, 333), (1000, 776, 1234), (1000, 777, 1234), (64, 64, 100)):
+        a, b = (x.view(np.float32) for x in variant_outputs(name, (plain, other), shape))
+        assert not np.isnan(a).any() and not np.isnan(b).any(), shape
+        assert np.array_equal(a, b), (shape, int((a != b).sum()))
+
+
 @pytest.mark.parametrize("via", ["ctypes", "cuda.bindings"])
 def test_both_encoders_give_maps_the_kernel_reads(hopper, monkeypatch, via):
     """The same maps from cuda-python's bindings and from ctypes over libcuda, and a run on each."""

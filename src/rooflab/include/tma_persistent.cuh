@@ -94,6 +94,17 @@ struct splits_a<Op, decltype(void(Op::SPLIT_A))> {
     static constexpr bool value = Op::SPLIT_A;
 };
 
+// Op::DEFER_STORE where the policy declares it, else false (FLUSH > 0 only: the MMAs write the partial, so
+// the accumulator still holds the last tile while the next one's first group runs)
+template <class Op, class = void>
+struct defers_store {
+    static constexpr bool value = false;
+};
+template <class Op>
+struct defers_store<Op, decltype(void(Op::DEFER_STORE))> {
+    static constexpr bool value = Op::DEFER_STORE;
+};
+
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
 // grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...
 template <int BM, int BN, int CLUSTER, int GROUP = GROUP_M>
@@ -247,16 +258,23 @@ __device__ __forceinline__ void store_acc_tma(const float (&acc)[NACC], const vo
 }
 
 // a consumer warpgroup's k-tiles of one tile; false if a wait timed out. `it` runs on across tiles.
-template <class Op, int CLUSTER, int STAGES, int STAGE_BYTES, int BM>
+// DEFER_STORE (FLUSH > 0): acc comes in holding the last tile, which `pending` stores once this tile's
+// first MMAs are issued, so C's epilogue runs while they do; the first group's flush then sets acc
+// instead of adding to it. A wait that times out before that leaves the last tile unstored.
+template <class Op, int CLUSTER, int STAGES, int STAGE_BYTES, int BM, class Pending>
 __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned base, unsigned bars, int KT, int& it,
-                                             int cw, bool signals)
+                                             int cw, bool signals, Pending&& pending)
 {
     constexpr int NACC = Op::NACC;
+    constexpr bool DEFER = defers_store<Op>::value;
+    static_assert(!DEFER || Op::FLUSH > 0, "the deferred store needs the MMAs to write the partial");
     const auto full = [&](int s) { return bars + 8 * s; };
     const auto empty = [&](int s) { return bars + 8 * (STAGES + s); };
     const unsigned a_off = cw * 64 * 128, b_off = Op::PARTS * BM * 128;
+    if constexpr (!DEFER) {
 #pragma unroll
-    for (int e = 0; e < NACC; e++) acc[e] = 0.0f;
+        for (int e = 0; e < NACC; e++) acc[e] = 0.0f;
+    }
     float part[Op::FLUSH ? NACC : 1];  // a group's first MMA overwrites it; zeroed so no register starts undefined
 #pragma unroll
     for (int e = 0; e < (Op::FLUSH ? NACC : 1); e++) part[e] = 0.0f;
@@ -278,11 +296,17 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
             wgmma_fence();
             Op::mma(part, slot + a_off, slot + b_off, 0);
             wgmma_commit();
+            if (DEFER && kt == 0) pending();
             wgmma_wait<0>();
             fence_acc(part);
             if (signals) release<CLUSTER>(empty(s));
+            if (DEFER && kt == 0) {
 #pragma unroll
-            for (int e = 0; e < NACC; e++) acc[e] += part[e];
+                for (int e = 0; e < NACC; e++) acc[e] = part[e];
+            } else {
+#pragma unroll
+                for (int e = 0; e < NACC; e++) acc[e] += part[e];
+            }
             continue;
         } else {
             // one flush per group: the group's last wait retires everything (the release pattern stays
@@ -292,11 +316,17 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
             wgmma_fence();
             Op::mma(part, slot + a_off, slot + b_off, !first);
             wgmma_commit();
+            if (DEFER && kt == 0) pending();
             if (last) {
                 wgmma_wait<0>();
                 fence_acc(part);
+                if (DEFER && kt < Op::FLUSH) {
 #pragma unroll
-                for (int e = 0; e < NACC; e++) acc[e] += part[e];
+                    for (int e = 0; e < NACC; e++) acc[e] = part[e];
+                } else {
+#pragma unroll
+                    for (int e = 0; e < NACC; e++) acc[e] += part[e];
+                }
             } else {
                 wgmma_wait<1>();
                 fence_acc(part);
@@ -619,23 +649,8 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
         const void* tmC = static_cast<const char*>(tmB) + 128;
         const unsigned cbufs = base + STAGES * STAGE_BYTES + cw * CBUFS * TP_C_BOX_BYTES;
         if (c_by_tma && signals) tensormap_acquire(tmC);
-        int it = 0;
-        for (int tile = first; tile < sch.tiles; tile += stride) {
-            int bm, bn;
-            sch.at(tile, rank, bm, bn);
-            float acc[Op::NACC];
-            if constexpr (SPLIT) {
-                if (!consume_tile_split<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
-                    break;
-            } else if constexpr (SW) {
-                if (!consume_tile_swapped<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
-                    break;
-            } else if constexpr (Op::FLUSH < 0) {
-                if (!consume_tile_overlap<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
-                    break;
-            } else {
-                if (!consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals)) break;
-            }
+        // C's epilogue of the tile at (bm, bn)
+        const auto store_tile = [&](const float(&acc)[Op::NACC], int bm, int bn) {
 #ifndef TMA_SKIP_C_STORE  // measuring the epilogue's share of the time: never a rung (C is left unwritten)
             if constexpr (SW) {
                 if (bm + cw * 64 >= N) {
@@ -652,6 +667,47 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
 #else
             if (acc[0] == 12345.678f) C[0] = acc[1];  // keeps the products from being optimised away
 #endif
+        };
+        int it = 0;
+        if constexpr (defers_store<Op>::value) {
+            // each tile's C leaves under the next tile's first MMAs; the last tile's after the loop
+            static_assert(!SW && !SPLIT && Op::FLUSH > 0, "the deferred store is for the flushed, unswapped body");
+            float acc[Op::NACC];
+#pragma unroll
+            for (int e = 0; e < Op::NACC; e++) acc[e] = 0.0f;
+            int pbm = -1, pbn = 0;
+            bool ok = true;
+            for (int tile = first; tile < sch.tiles; tile += stride) {
+                int bm, bn;
+                sch.at(tile, rank, bm, bn);
+                if (!(ok = consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals, [&] {
+                          if (pbm >= 0) store_tile(acc, pbm, pbn);
+                      })))
+                    break;
+                pbm = bm;
+                pbn = bn;
+            }
+            if (ok && pbm >= 0) store_tile(acc, pbm, pbn);
+        } else {
+            for (int tile = first; tile < sch.tiles; tile += stride) {
+                int bm, bn;
+                sch.at(tile, rank, bm, bn);
+                float acc[Op::NACC];
+                if constexpr (SPLIT) {
+                    if (!consume_tile_split<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
+                        break;
+                } else if constexpr (SW) {
+                    if (!consume_tile_swapped<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
+                        break;
+                } else if constexpr (Op::FLUSH < 0) {
+                    if (!consume_tile_overlap<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
+                        break;
+                } else {
+                    if (!consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals, [] {}))
+                        break;
+                }
+                store_tile(acc, bm, bn);
+            }
         }
         if (TMA_STORE && c_by_tma && signals) bulk_wait_all();  // no store still reading this block's memory
     }

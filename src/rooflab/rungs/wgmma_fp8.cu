@@ -93,11 +93,12 @@ __device__ __forceinline__ void mma_stage(float (&d)[BN / 2], unsigned slot, int
 
 // the persistent kernels' operands (include/tma_persistent.cuh; the overlapped body below issues its
 // MMAs too): both K-major, k32 steps; FLUSH 1 adds each k-tile's products to the FP32 accumulator
-// (PROMOTE = 1 below), -1 the same overlapped (PROMOTE = -1), 0 leaves them in the chain
-template <int BN_, int FLUSH_>
+// (PROMOTE = 1 below), -1 the same overlapped (PROMOTE = -1), 0 leaves them in the chain; DEFER: each
+// tile's C is stored under the next tile's first MMAs (tma_persistent.cuh's DEFER_STORE)
+template <int BN_, int FLUSH_, bool DEFER_ = false>
 struct Fp8Op {
     static constexpr int BK = FP8_BK, BN = BN_, NACC = BN_ / 2, PARTS = 1, FLUSH = FLUSH_;
-    static constexpr bool B_KMAJOR = true;
+    static constexpr bool B_KMAJOR = true, DEFER_STORE = DEFER_;
     static __device__ __forceinline__ void mma(float (&d)[NACC], unsigned a0, unsigned b0, int accumulate)
     {
 #pragma unroll
@@ -249,5 +250,51 @@ mm_wgmma_fp8_persistent_cluster_overlap(const void* tmA, const void* tmB, float*
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8Op<128, -1>, 2, 6, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// C staged whole (4 boxes a consumer, one barrier, no store waiting on another's read) at the cost of a
+// stage: TP_STORE_SMEM_BUFS(1, 128, 5, 4) = 230400 bytes
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_c4(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 1, 5, 40, 232, true, 16, 4>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// each tile's C stored while the next tile's first k-tile of MMAs runs (the accumulator is free of the
+// MMAs: they write the partial), through 2 staged boxes (6 stages) or all 4 (5 stages), alone or in 2-CTA
+// clusters
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_defer(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, true>, 1, 6, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_defer_c4(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, true>, 1, 5, 40, 232, true, 16, 4>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_cluster_defer_c4(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, true>, 2, 5, 40, 232, true, 16, 4>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// C written from the registers straight to memory (no staging, no store waiting on anything), 6 stages
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_direct(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 1, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
 #endif
 }

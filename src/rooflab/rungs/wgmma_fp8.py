@@ -35,6 +35,8 @@ def _loads(bm: int, bn: int) -> float:
 # the accurate accumulation with the FP32 adds under the next k-tile's MMAs (include/overlap.cuh: two
 # partials, 128 k each, U = 1): the same sums, added in the same order
 OVERLAPPED = "accurate accumulation overlapped (2 partials, 128 k each)"
+# each tile's C stored through TMA while the next tile's first k-tile of MMAs runs
+DEFERRED = "TMA-store epilogue under the next tile's first MMAs"
 
 # each k-tile summed from zero and added in FP32 first: on all-positive inputs the tensor core's own
 # accumulation may miss the seed's 1e-3 at K = 512 (rooflab.model.tolerance), which no tuning should trade
@@ -59,6 +61,20 @@ _PERSISTENT_VARIANTS = (
     Variant(f"2x(128x128x128) clusters, B multicast, persistent stages 6, TMA-store epilogue, {OVERLAPPED}",
             "mm_wgmma_fp8_persistent_cluster_overlap", (384, 1, 1), persistent_grid(2, bn=128),
             persistent_smem_bytes(6, bn=128)),
+    Variant("128x128x128 persistent stages 5, all 4 C boxes staged, TMA-store epilogue, accurate accumulation",
+            "mm_wgmma_fp8_persistent_c4", (384, 1, 1), persistent_grid(1, bn=128),
+            persistent_smem_bytes(5, bn=128, c_bufs=4)),
+    Variant(f"128x128x128 persistent stages 6, {DEFERRED}, accurate accumulation", "mm_wgmma_fp8_persistent_defer",
+            (384, 1, 1), persistent_grid(1, bn=128), persistent_smem_bytes(6, bn=128)),
+    Variant(f"128x128x128 persistent stages 5, all 4 C boxes staged, {DEFERRED}, accurate accumulation",
+            "mm_wgmma_fp8_persistent_defer_c4", (384, 1, 1), persistent_grid(1, bn=128),
+            persistent_smem_bytes(5, bn=128, c_bufs=4)),
+    Variant(f"2x(128x128x128) clusters, B multicast, persistent stages 5, all 4 C boxes staged, {DEFERRED}, "
+            "accurate accumulation", "mm_wgmma_fp8_persistent_cluster_defer_c4", (384, 1, 1), persistent_grid(2, bn=128),
+            persistent_smem_bytes(5, bn=128, c_bufs=4)),
+    Variant("128x128x128 persistent stages 6, C stored from registers, accurate accumulation",
+            "mm_wgmma_fp8_persistent_direct", (384, 1, 1), persistent_grid(1, bn=128),
+            persistent_smem_bytes(6, bn=128, tma_store=False)),
 )
 _PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
                        for mode in ("accurate", "fast"))

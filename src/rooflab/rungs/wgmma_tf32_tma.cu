@@ -81,10 +81,10 @@ struct Tf32SwapOp {
 
 // 3xTF32: the stage holds A_big's and A_small's boxes (a: the warpgroup's rows of A_big; its A_small
 // 2 boxes = 16 KB on), then B_big's 2 boxes and B_small's 2 (b: B_big; B_small 16 KB on)
-template <int FLUSH_>
+template <int FLUSH_, bool DEFER_ = false>
 struct X3Op {
     static constexpr int BK = TF_BK, BN = 128, NACC = 64, PARTS = 2, FLUSH = FLUSH_;
-    static constexpr bool B_KMAJOR = true;
+    static constexpr bool B_KMAJOR = true, DEFER_STORE = DEFER_;  // DEFER: C stored under the next tile's first MMAs
     static constexpr unsigned A_PART = 2 * TP_BOX_BYTES, B_PART = (BN / 64) * TP_BOX_BYTES;
     static __device__ __forceinline__ void mma(float (&d)[64], unsigned a0, unsigned b0, int accumulate)
     {
@@ -199,6 +199,15 @@ mm_wgmma_3xtf32_tma_f1(const void* tmA, const void* tmB, float* C, int M, int N,
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tf32_tma::X3Op<1>, 1, 3, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// each tile's C stored while the next tile's first k-tile of MMAs runs (tma_persistent.cuh's DEFER_STORE)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_tma_defer(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3Op<2, true>, 1, 3, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }
 

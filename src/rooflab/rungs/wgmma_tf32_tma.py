@@ -32,6 +32,8 @@ _X3_VARIANTS = (
             persistent_grid(1, bn=128), _X3_SMEM),
     Variant("128x128x32 persistent stages 3 flush 4, TMA-store epilogue", "mm_wgmma_3xtf32_tma_f4", (384, 1, 1),
             persistent_grid(1, bn=128), _X3_SMEM),
+    Variant("128x128x32 persistent stages 3 flush 2, TMA-store epilogue under the next tile's first MMAs",
+            "mm_wgmma_3xtf32_tma_defer", (384, 1, 1), persistent_grid(1, bn=128), _X3_SMEM),
     # the sums of flush 1 and flush 2 (include/overlap.cuh: two partials, each added under the next group's
     # MMAs; flush 2's tail short of 8 k-tiles in groups of 1)
     Variant("128x128x32 persistent stages 3 flush 1 overlapped (2 partials), TMA-store epilogue",
