@@ -99,6 +99,8 @@ def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlappe
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_c4"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_cluster", "mm_wgmma_fp8_persistent_cluster_defer_c4"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct_defer"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_cluster", "mm_wgmma_fp8_persistent_cluster_direct"),
     ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_defer")])
 def test_the_epilogue_variants_store_the_same_c(hopper, name, plain, other):
     """A store deferred under the next tile's first MMAs (its flush sets the accumulator that the plain

@@ -298,3 +298,20 @@ mm_wgmma_fp8_persistent_direct(const void* tmA, const void* tmB, float* C, int M
     tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 1, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
 #endif
 }
+
+// C from the registers while the next tile's first k-tile of MMAs runs; C from the registers in 2-CTA clusters
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_direct_defer(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, true>, 1, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_cluster_direct(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 2, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}

@@ -75,6 +75,12 @@ _PERSISTENT_VARIANTS = (
     Variant("128x128x128 persistent stages 6, C stored from registers, accurate accumulation",
             "mm_wgmma_fp8_persistent_direct", (384, 1, 1), persistent_grid(1, bn=128),
             persistent_smem_bytes(6, bn=128, tma_store=False)),
+    Variant("128x128x128 persistent stages 6, C stored from registers under the next tile's first MMAs, accurate "
+            "accumulation", "mm_wgmma_fp8_persistent_direct_defer", (384, 1, 1), persistent_grid(1, bn=128),
+            persistent_smem_bytes(6, bn=128, tma_store=False)),
+    Variant("2x(128x128x128) clusters, B multicast, persistent stages 6, C stored from registers, accurate "
+            "accumulation", "mm_wgmma_fp8_persistent_cluster_direct", (384, 1, 1), persistent_grid(2, bn=128),
+            persistent_smem_bytes(6, bn=128, tma_store=False)),
 )
 _PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
                        for mode in ("accurate", "fast"))
