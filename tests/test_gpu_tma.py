@@ -95,13 +95,16 @@ def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlappe
 
 @pytest.mark.parametrize("name,plain,other", [
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_defer"),
-    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_defer_c4"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_c4"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct"),
-    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_cluster", "mm_wgmma_fp8_persistent_cluster_defer_c4"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct_defer"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_cluster", "mm_wgmma_fp8_persistent_cluster_direct"),
-    ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_defer")])
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct_s7"),
+    ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_defer"),
+    ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_f1", "mm_wgmma_3xtf32_tma_f1_direct"),
+    ("wgmma_3xtf32_swap", "mm_wgmma_3xtf32_swap_f2", "mm_wgmma_3xtf32_swap_f2_direct"),
+    ("wgmma_tf32_tma", "mm_wgmma_tf32_tma", "mm_wgmma_tf32_tma_direct"),
+    ("wgmma_tf32_swap", "mm_wgmma_tf32_swap", "mm_wgmma_tf32_swap_direct")])
 def test_the_epilogue_variants_store_the_same_c(hopper, name, plain, other):
     """A store deferred under the next tile's first MMAs (its flush sets the accumulator that the plain
     kernel adds to zero), C staged whole or written from the registers: the same values of C, where a

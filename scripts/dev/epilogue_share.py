@@ -14,7 +14,6 @@ CASES = [("wgmma_bf16_tma_store", None), ("wgmma_tf32_tma", None), ("wgmma_tf32_
          ("wgmma_3xtf32_tma", None), ("wgmma_3xtf32_swap", None), ("wgmma_fp8_persistent", None),
          ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_overlap"),
          ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_c4"), ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_defer"),
-         ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_defer_c4"),
          ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct"), ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_defer")]
 # CASES=name[:kernel],... picks some of them
 if os.environ.get("CASES"):

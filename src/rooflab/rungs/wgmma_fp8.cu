@@ -264,29 +264,12 @@ mm_wgmma_fp8_persistent_c4(const void* tmA, const void* tmB, float* C, int M, in
 }
 
 // each tile's C stored while the next tile's first k-tile of MMAs runs (the accumulator is free of the
-// MMAs: they write the partial), through 2 staged boxes (6 stages) or all 4 (5 stages), alone or in 2-CTA
-// clusters
+// MMAs: they write the partial)
 extern "C" __global__ void __launch_bounds__(384, 1)
 mm_wgmma_fp8_persistent_defer(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8Op<128, 1, true>, 1, 6, 40, 232, true>(tmA, tmB, C, M, N, K);
-#endif
-}
-
-extern "C" __global__ void __launch_bounds__(384, 1)
-mm_wgmma_fp8_persistent_defer_c4(const void* tmA, const void* tmB, float* C, int M, int N, int K)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, true>, 1, 5, 40, 232, true, 16, 4>(tmA, tmB, C, M, N, K);
-#endif
-}
-
-extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
-mm_wgmma_fp8_persistent_cluster_defer_c4(const void* tmA, const void* tmB, float* C, int M, int N, int K)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, true>, 2, 5, 40, 232, true, 16, 4>(tmA, tmB, C, M, N, K);
 #endif
 }
 
@@ -313,5 +296,14 @@ mm_wgmma_fp8_persistent_cluster_direct(const void* tmA, const void* tmB, float* 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 2, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// C from the registers, its staging's room given to a 7th stage (TP_SMEM(1, 128, 7) = 230400 bytes)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_direct_s7(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 1, 7, 40, 232, false>(tmA, tmB, C, M, N, K);
 #endif
 }

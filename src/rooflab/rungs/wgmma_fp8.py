@@ -66,12 +66,6 @@ _PERSISTENT_VARIANTS = (
             persistent_smem_bytes(5, bn=128, c_bufs=4)),
     Variant(f"128x128x128 persistent stages 6, {DEFERRED}, accurate accumulation", "mm_wgmma_fp8_persistent_defer",
             (384, 1, 1), persistent_grid(1, bn=128), persistent_smem_bytes(6, bn=128)),
-    Variant(f"128x128x128 persistent stages 5, all 4 C boxes staged, {DEFERRED}, accurate accumulation",
-            "mm_wgmma_fp8_persistent_defer_c4", (384, 1, 1), persistent_grid(1, bn=128),
-            persistent_smem_bytes(5, bn=128, c_bufs=4)),
-    Variant(f"2x(128x128x128) clusters, B multicast, persistent stages 5, all 4 C boxes staged, {DEFERRED}, "
-            "accurate accumulation", "mm_wgmma_fp8_persistent_cluster_defer_c4", (384, 1, 1), persistent_grid(2, bn=128),
-            persistent_smem_bytes(5, bn=128, c_bufs=4)),
     Variant("128x128x128 persistent stages 6, C stored from registers, accurate accumulation",
             "mm_wgmma_fp8_persistent_direct", (384, 1, 1), persistent_grid(1, bn=128),
             persistent_smem_bytes(6, bn=128, tma_store=False)),
@@ -81,6 +75,9 @@ _PERSISTENT_VARIANTS = (
     Variant("2x(128x128x128) clusters, B multicast, persistent stages 6, C stored from registers, accurate "
             "accumulation", "mm_wgmma_fp8_persistent_cluster_direct", (384, 1, 1), persistent_grid(2, bn=128),
             persistent_smem_bytes(6, bn=128, tma_store=False)),
+    Variant("128x128x128 persistent stages 7, C stored from registers, accurate accumulation",
+            "mm_wgmma_fp8_persistent_direct_s7", (384, 1, 1), persistent_grid(1, bn=128),
+            persistent_smem_bytes(7, bn=128, tma_store=False)),
 )
 _PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
                        for mode in ("accurate", "fast"))

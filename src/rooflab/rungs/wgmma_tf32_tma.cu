@@ -263,3 +263,37 @@ mm_wgmma_3xtf32_tma_overlap2(const void* tmA, const void* tmB, float* C, int M, 
     tma_persistent::body<tf32_tma::X3Op<-2>, 1, 3, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }
+
+// C written from the registers straight to memory (no staging, no store waiting on a buffer's read): the
+// TF32 kernels, the 3xTF32 flush-1 kernel and the swapped 3xTF32 one (flush 2)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_tf32_tma_direct(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32Op, 1, 4, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_tf32_swap_direct(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32SwapOp, 1, 4, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_tma_f1_direct(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3Op<1>, 1, 3, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_swap_f2_direct(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3SwapOp<2, false>, 1, 4, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}

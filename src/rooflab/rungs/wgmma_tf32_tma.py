@@ -15,12 +15,17 @@ _TF32_VARIANTS = (
             (384, 1, 1), persistent_grid(1), persistent_smem_bytes(4)),
     Variant("2x(128x256x32) clusters, B multicast, persistent stages 4, TMA-store epilogue",
             "mm_wgmma_tf32_tma_cluster", (384, 1, 1), persistent_grid(2), persistent_smem_bytes(4)),
+    Variant("128x256x32 persistent stages 4, C stored from registers", "mm_wgmma_tf32_tma_direct", (384, 1, 1),
+            persistent_grid(1), persistent_smem_bytes(4, tma_store=False)),
 )
 _SWAP_VARIANTS = (
     Variant("C^T 128x256x32 persistent, B^T from registers, stages 4, TMA-store epilogue", "mm_wgmma_tf32_swap",
             (384, 1, 1), persistent_grid(1, swap_ab=True), persistent_smem_bytes(4)),
     Variant("2x(C^T 128x256x32) clusters, A multicast, stages 4, TMA-store epilogue", "mm_wgmma_tf32_swap_cluster",
             (384, 1, 1), persistent_grid(2, swap_ab=True), persistent_smem_bytes(4)),
+    Variant("C^T 128x256x32 persistent, B^T from registers, stages 4, C stored from registers",
+            "mm_wgmma_tf32_swap_direct", (384, 1, 1), persistent_grid(1, swap_ab=True),
+            persistent_smem_bytes(4, tma_store=False)),
 )
 _X3_SMEM = persistent_smem_bytes(3, parts=2, bn=128)
 _X3_VARIANTS = (
@@ -40,6 +45,8 @@ _X3_VARIANTS = (
             "mm_wgmma_3xtf32_tma_overlap", (384, 1, 1), persistent_grid(1, bn=128), _X3_SMEM),
     Variant("128x128x32 persistent stages 3 flush 2 overlapped (2 partials), TMA-store epilogue",
             "mm_wgmma_3xtf32_tma_overlap2", (384, 1, 1), persistent_grid(1, bn=128), _X3_SMEM),
+    Variant("128x128x32 persistent stages 3 flush 1, C stored from registers", "mm_wgmma_3xtf32_tma_f1_direct",
+            (384, 1, 1), persistent_grid(1, bn=128), persistent_smem_bytes(3, parts=2, bn=128, tma_store=False)),
 )
 _X3_SWAP_SMEM = persistent_smem_bytes(4, bn=128, split_a=True)
 _X3_SWAP_GRID = persistent_grid(1, bn=128, swap_ab=True)
@@ -51,6 +58,8 @@ _X3_SWAP_VARIANTS = (
             _X3_SWAP_GRID, _X3_SWAP_SMEM),
     Variant("C^T 128x128x32 persistent stages 4 flush 1, A's high part rounded in place, TMA-store epilogue",
             "mm_wgmma_3xtf32_swap_rna", (384, 1, 1), _X3_SWAP_GRID, _X3_SWAP_SMEM),
+    Variant("C^T 128x128x32 persistent stages 4 flush 2, C stored from registers", "mm_wgmma_3xtf32_swap_f2_direct",
+            (384, 1, 1), _X3_SWAP_GRID, persistent_smem_bytes(4, bn=128, split_a=True, tma_store=False)),
 )
 
 WGMMA_TF32_TMA = Rung(
