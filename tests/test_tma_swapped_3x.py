@@ -216,7 +216,8 @@ def errors(C: np.ndarray, A: np.ndarray, B: np.ndarray) -> tuple[float, float]:
 def test_the_replayed_kernels_are_the_entry_points():
     assert _entries() == {"mm_wgmma_3xtf32_swap": (1, False, 1, 4, True),
                           "mm_wgmma_3xtf32_swap_f2": (2, False, 1, 4, True),
-                          "mm_wgmma_3xtf32_swap_rna": (1, True, 1, 4, True)}
+                          "mm_wgmma_3xtf32_swap_rna": (1, True, 1, 4, True),
+                          "mm_wgmma_3xtf32_swap_f2_direct": (2, False, 1, 4, False)}
     assert sorted(v.kernel for v in WGMMA_3XTF32_SWAP.variants) == sorted(_entries())  # the record orders by speed
     src = " ".join(sw.RUNG.read_text().split())
     assert ("struct X3SwapOp { static constexpr int BK = TF_BK, BN = 128, NACC = 64, PARTS = 1, FLUSH = FLUSH_, "

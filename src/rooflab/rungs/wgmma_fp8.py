@@ -50,7 +50,12 @@ _VARIANTS = (
 )
 # persistent on include/tma_persistent.cuh's body, C through TMA stores: accurate accumulation first, as above
 _PERSISTENT_VARIANTS = (
-    Variant("128x128x128 persistent, producer + 2 consumers stages 6, TMA-store epilogue, accurate accumulation",
+    # C stored from the registers first: the fastest at 4096 and at 8192 by `rooflab tune` on the H200
+    # (0.915 against 0.987 ms through TMA stores at 8192, 2026-12-02; NOTES.md)
+    Variant("128x128x128 persistent, producer + 2 consumers stages 6, C stored from registers, accurate accumulation",
+            "mm_wgmma_fp8_persistent_direct", (384, 1, 1), persistent_grid(1, bn=128),
+            persistent_smem_bytes(6, bn=128, tma_store=False)),
+    Variant("128x128x128 persistent stages 6, TMA-store epilogue, accurate accumulation",
             "mm_wgmma_fp8_persistent", (384, 1, 1), persistent_grid(1, bn=128), persistent_smem_bytes(6, bn=128)),
     Variant("128x256x128 persistent stages 4, TMA-store epilogue, fast accumulation", "mm_wgmma_fp8_persistent_fast",
             (384, 1, 1), persistent_grid(1), persistent_smem_bytes(4)),
@@ -66,9 +71,6 @@ _PERSISTENT_VARIANTS = (
             persistent_smem_bytes(5, bn=128, c_bufs=4)),
     Variant(f"128x128x128 persistent stages 6, {DEFERRED}, accurate accumulation", "mm_wgmma_fp8_persistent_defer",
             (384, 1, 1), persistent_grid(1, bn=128), persistent_smem_bytes(6, bn=128)),
-    Variant("128x128x128 persistent stages 6, C stored from registers, accurate accumulation",
-            "mm_wgmma_fp8_persistent_direct", (384, 1, 1), persistent_grid(1, bn=128),
-            persistent_smem_bytes(6, bn=128, tma_store=False)),
     Variant("128x128x128 persistent stages 6, C stored from registers under the next tile's first MMAs, accurate "
             "accumulation", "mm_wgmma_fp8_persistent_direct_defer", (384, 1, 1), persistent_grid(1, bn=128),
             persistent_smem_bytes(6, bn=128, tma_store=False)),
@@ -107,17 +109,19 @@ WGMMA_FP8 = Rung(
             ("cublaslt_fp8", "time_cuBLASLt FP8 / time_wgmma FP8")),
 )
 WGMMA_FP8_PERSISTENT = Rung(
-    name="wgmma_fp8_persistent", title="wgmma FP8 e4m3, persistent + TMA-store epilogue (Hopper)",
+    name="wgmma_fp8_persistent", title="wgmma FP8 e4m3, persistent (Hopper)",
     stage="tensor cores", **_COMMON, source=SOURCE, kernel=_PERSISTENT_VARIANTS[0].kernel,
     block=_PERSISTENT_VARIANTS[0].block, grid=_PERSISTENT_VARIANTS[0].grid,
     shared_mem=_PERSISTENT_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128), variants=_PERSISTENT_VARIANTS,
     requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), staging="tma_fp8_store",
     requires_what="FP8 wgmma",
     explain="The FP8 rung on the BF16 climb's last kernel: one block an SM walks the tiles in grouped order, its "
-            "producer running the ring on from one tile into the next, and each consumer warpgroup's C leaves "
-            "through shared memory and TMA stores (a tensor map of C after B^T's) while it starts the next tile. "
-            "The same two accumulations: each k-tile summed from zero and added in FP32 (128 × 128 tiles, 6 "
-            "stages), or the tensor core's chain alone (128 × 256, 4 stages).",
+            "producer running the ring on from one tile into the next while each consumer warpgroup stores its "
+            "C. The default writes C from the registers straight to memory; the variants stage it in shared "
+            "memory for TMA stores (a tensor map of C after B^T's), which on the H200 were slower: the FP32 C "
+            "tile is four times an e4m3 operand tile's bytes and the tile's MMAs are short. The same two "
+            "accumulations: each k-tile summed from zero and added in FP32 (128 × 128 tiles, 6 stages), or the "
+            "tensor core's chain alone (128 × 256, 4 stages).",
     compare=("wgmma_fp8", "cublaslt_fp8"),
     ratios=(("wgmma_fp8", "time_wgmma FP8 / time_wgmma FP8 persistent"),
             ("cublaslt_fp8", "time_cuBLASLt FP8 / time_wgmma FP8 persistent")),

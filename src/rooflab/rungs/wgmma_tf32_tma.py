@@ -51,15 +51,17 @@ _X3_VARIANTS = (
 _X3_SWAP_SMEM = persistent_smem_bytes(4, bn=128, split_a=True)
 _X3_SWAP_GRID = persistent_grid(1, bn=128, swap_ab=True)
 _X3_SWAP_VARIANTS = (
-    # flushing every 2 k-tiles first: the faster of the three at 4096 and at 8192 by `rooflab tune` (NOTES.md)
+    # flushing every 2 k-tiles, C stored from the registers, first: the fastest at 4096 and at 8192 by
+    # `rooflab tune` on the H200 (9.92 against 10.51 ms with TMA stores at 8192, 2026-12-02; NOTES.md)
     Variant("C^T 128x128x32 persistent, B^T split in registers, A by 2 producer warps, stages 4 flush 2, "
-            "TMA-store epilogue", "mm_wgmma_3xtf32_swap_f2", (384, 1, 1), _X3_SWAP_GRID, _X3_SWAP_SMEM),
+            "C stored from registers", "mm_wgmma_3xtf32_swap_f2_direct", (384, 1, 1), _X3_SWAP_GRID,
+            persistent_smem_bytes(4, bn=128, split_a=True, tma_store=False)),
+    Variant("C^T 128x128x32 persistent stages 4 flush 2, TMA-store epilogue", "mm_wgmma_3xtf32_swap_f2", (384, 1, 1),
+            _X3_SWAP_GRID, _X3_SWAP_SMEM),
     Variant("C^T 128x128x32 persistent stages 4 flush 1, TMA-store epilogue", "mm_wgmma_3xtf32_swap", (384, 1, 1),
             _X3_SWAP_GRID, _X3_SWAP_SMEM),
     Variant("C^T 128x128x32 persistent stages 4 flush 1, A's high part rounded in place, TMA-store epilogue",
             "mm_wgmma_3xtf32_swap_rna", (384, 1, 1), _X3_SWAP_GRID, _X3_SWAP_SMEM),
-    Variant("C^T 128x128x32 persistent stages 4 flush 2, C stored from registers", "mm_wgmma_3xtf32_swap_f2_direct",
-            (384, 1, 1), _X3_SWAP_GRID, persistent_smem_bytes(4, bn=128, split_a=True, tma_store=False)),
 )
 
 WGMMA_TF32_TMA = Rung(

@@ -7,10 +7,15 @@ from rooflab.report.climb.step import Step, change
 from rooflab.rungs.wgmma_fp8 import FAST
 
 
+def _label(rec: dict) -> str:
+    """The variant a record ran (the tuning block names it, tuned or not)."""
+    return (rec.get("tuning") or {}).get("config") or ""
+
+
 def _accumulation(rec: dict) -> str:
     """How a record of either rung accumulated, from the variant it recorded (its default where it
     names none)."""
-    fast = FAST in ((rec.get("tuning") or {}).get("config") or "")
+    fast = FAST in _label(rec)
     if rec.get("kernel") == "cublaslt_fp8":
         return "use_fast_accum=True" if fast else "use_fast_accum=False (its accurate accumulation)"
     return "the tensor core's own accumulation" if fast else "FP32 adds of each k-tile's partial sums"
@@ -41,17 +46,19 @@ def _accumulations(s: Step) -> str:
 
 
 def to_persistent(s: Step) -> str:
-    return (f"FP8 on the persistent body with the TMA-store epilogue: {change(s.ratio)} ({s.prev['ms']:.3f} → "
+    how = ("through shared memory and TMA stores" if "TMA-store" in _label(s.this_rec)
+           else "from the registers straight to memory")
+    return (f"FP8 on the persistent body: {change(s.ratio)} ({s.prev['ms']:.3f} → "
             f"{s.this['ms']:.3f} ms, {s.this['gflops'] / 1e3:,.0f} TFLOP/s, {s.this['pct_peak']:.0f}% of the FP8 roof), "
             f"{_accumulations(s)}. One block an SM walks its "
-            f"tiles with the ring running on between them, and C (4 bytes an element, four times an e4m3 operand's) "
-            f"leaves through shared memory and TMA stores while the next tile's MMAs start." + s.evidence_or_hint())
+            f"tiles with the ring running on between them, the next tile's stages loading while C (4 bytes an "
+            f"element, four times an e4m3 operand's) leaves {how}." + s.evidence_or_hint())
 
 
 # (rung, the earlier rung it is compared with) -> (heading, paragraph)
 PARAGRAPHS = {
     ("wgmma_fp8", "wgmma_bf16_tma_ws"): ("wgmma BF16 → wgmma FP8 (TMA + warp specialisation)", bf16_to_fp8),
     ("wgmma_fp8", "cublaslt_fp8"): ("wgmma FP8 vs cuBLASLt FP8", vs_cublaslt),
-    ("wgmma_fp8_persistent", "wgmma_fp8"): ("wgmma FP8 → persistent + TMA-store epilogue", to_persistent),
+    ("wgmma_fp8_persistent", "wgmma_fp8"): ("wgmma FP8 → persistent", to_persistent),
     ("wgmma_fp8_persistent", "cublaslt_fp8"): ("wgmma FP8 persistent vs cuBLASLt FP8", vs_cublaslt),
 }
