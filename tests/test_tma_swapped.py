@@ -376,7 +376,8 @@ def test_the_layout_tables_are_the_ones_the_kernel_comments_give():
 
 
 def test_the_replayed_kernels_are_the_entry_points():
-    assert _swap_kernels() == {"mm_wgmma_tf32_swap": (1, 4, True), "mm_wgmma_tf32_swap_cluster": (2, 4, True)}
+    assert _swap_kernels() == {"mm_wgmma_tf32_swap": (1, 4, True), "mm_wgmma_tf32_swap_cluster": (2, 4, True),
+                               "mm_wgmma_tf32_swap_direct": (1, 4, False)}
     src = " ".join(RUNG.read_text().split())
     assert ("struct Tf32SwapOp { static constexpr int BK = TF_BK, BN = 256, NACC = 128, PARTS = 1, FLUSH = 0; "
             "static constexpr bool B_KMAJOR = true, SWAP_AB = true;") in src
