@@ -257,6 +257,19 @@ __device__ __forceinline__ void store_acc_tma(const float (&acc)[NACC], const vo
     }
 }
 
+// a flush of the partial accumulator: added to acc, or (the deferred store's first flush of a tile) acc set to it
+template <int N>
+__device__ __forceinline__ void flush_part(float (&acc)[N], const float (&part)[N], bool set)
+{
+    if (set) {
+#pragma unroll
+        for (int e = 0; e < N; e++) acc[e] = part[e];
+    } else {
+#pragma unroll
+        for (int e = 0; e < N; e++) acc[e] += part[e];
+    }
+}
+
 // a consumer warpgroup's k-tiles of one tile; false if a wait timed out. `it` runs on across tiles.
 // DEFER_STORE (FLUSH > 0): acc comes in holding the last tile, which `pending` stores once this tile's
 // first MMAs are issued, so C's epilogue runs while they do; the first group's flush then sets acc
@@ -300,13 +313,7 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
             wgmma_wait<0>();
             fence_acc(part);
             if (signals) release<CLUSTER>(empty(s));
-            if (DEFER && kt == 0) {
-#pragma unroll
-                for (int e = 0; e < NACC; e++) acc[e] = part[e];
-            } else {
-#pragma unroll
-                for (int e = 0; e < NACC; e++) acc[e] += part[e];
-            }
+            flush_part(acc, part, DEFER && kt == 0);
             continue;
         } else {
             // one flush per group: the group's last wait retires everything (the release pattern stays
@@ -320,13 +327,7 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
             if (last) {
                 wgmma_wait<0>();
                 fence_acc(part);
-                if (DEFER && kt < Op::FLUSH) {
-#pragma unroll
-                    for (int e = 0; e < NACC; e++) acc[e] = part[e];
-                } else {
-#pragma unroll
-                    for (int e = 0; e < NACC; e++) acc[e] += part[e];
-                }
+                flush_part(acc, part, DEFER && kt < Op::FLUSH);
             } else {
                 wgmma_wait<1>();
                 fence_acc(part);
