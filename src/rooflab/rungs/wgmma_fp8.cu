@@ -73,7 +73,9 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, co
 template <int BN>
 __device__ __forceinline__ void mma(float (&d)[BN / 2], unsigned long long da, unsigned long long db, int scale_d)
 {
+    static_assert(BN == 128 || BN == 192 || BN == 256, "an e4m3 wgmma of 128, 192 or 256 columns");
     if constexpr (BN == 128) wgmma_m64n128k32_e4m3(d, da, db, scale_d);
+    else if constexpr (BN == 192) wgmma_m64n192k32_e4m3(d, da, db, scale_d);
     else wgmma_m64n256k32_e4m3(d, da, db, scale_d);
 }
 
@@ -94,11 +96,13 @@ __device__ __forceinline__ void mma_stage(float (&d)[BN / 2], unsigned slot, int
 // the persistent kernels' operands (include/tma_persistent.cuh; the overlapped body below issues its
 // MMAs too): both K-major, k32 steps; FLUSH 1 adds each k-tile's products to the FP32 accumulator
 // (PROMOTE = 1 below), -1 the same overlapped (PROMOTE = -1), 0 leaves them in the chain; DEFER: each
-// tile's C is stored under the next tile's first MMAs (tma_persistent.cuh's DEFER_STORE)
-template <int BN_, int FLUSH_, bool DEFER_ = false>
+// tile's C is stored under the next tile's first MMAs (tma_persistent.cuh's DEFER_STORE); SPREAD > 0: each
+// tile's C leaves from a copy in SPREAD parts under the next tile's first SPREAD k-tiles (SPREAD_STORE); STAGED:
+// C through shared memory, stored by the producer warpgroup's spare warps (STAGED_STORE)
+template <int BN_, int FLUSH_, bool DEFER_ = false, int SPREAD_ = 0, bool STAGED_ = false>
 struct Fp8Op {
-    static constexpr int BK = FP8_BK, BN = BN_, NACC = BN_ / 2, PARTS = 1, FLUSH = FLUSH_;
-    static constexpr bool B_KMAJOR = true, DEFER_STORE = DEFER_;
+    static constexpr int BK = FP8_BK, BN = BN_, NACC = BN_ / 2, PARTS = 1, FLUSH = FLUSH_, SPREAD_STORE = SPREAD_;
+    static constexpr bool B_KMAJOR = true, DEFER_STORE = DEFER_, STAGED_STORE = STAGED_;
     static __device__ __forceinline__ void mma(float (&d)[NACC], unsigned a0, unsigned b0, int accumulate)
     {
 #pragma unroll
@@ -305,5 +309,52 @@ mm_wgmma_fp8_persistent_direct_s7(const void* tmA, const void* tmB, float* C, in
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8Op<128, 1>, 1, 7, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// C from the registers in 8 (or 32) parts, each after one of the next tile's first k-tiles' MMAs are issued,
+// from a copy of the accumulator (64 + 64 + 64 registers: accumulator, partial, copy); and in 2-CTA clusters
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_spread8(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, false, 8>, 1, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_spread32(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, false, 32>, 1, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_cluster_spread8(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, false, 8>, 2, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 128 x 192 tiles: a sixth fewer operand bytes a MAC from L2 and into shared memory than 128 x 128 (1/192 + 1/128
+// against 2/128), accumulator and partial 96 + 96 registers; C from the registers, 5 stages (TP_SMEM(1, 192, 5,
+// no C staging) = 205824 bytes)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n192(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<192, 1>, 1, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// C through shared memory (the whole 128 x 128 tile, 64 KB, for a stage: TP_STORE_SMEM_BUFS(1, 128, 5, 4) =
+// 230400 bytes), stored to memory by the producer warpgroup's 3 spare warps
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_staged(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, false, 0, true>, 1, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
 #endif
 }

@@ -10,7 +10,8 @@ B that way too, so the transposition is part of preparing the inputs, done once 
 and timed for neither: the same bytes go to both. Their climb paragraphs are in
 rooflab/report/climb/fp8.py."""
 
-from rooflab.rungs.record import Rung, Variant, cdiv, persistent_grid, persistent_smem_bytes
+from rooflab.rungs.record import (STAGED_STORE, Rung, Variant, cdiv, persistent_grid, persistent_smem_bytes,
+                                 spread_store, staged_smem_bytes)
 
 BOX_BYTES = 64 * 128  # one 128 k x 64 row e4m3 box
 SOURCE = "rungs/wgmma_fp8.cu"
@@ -80,6 +81,17 @@ _PERSISTENT_VARIANTS = (
     Variant("128x128x128 persistent stages 7, C stored from registers, accurate accumulation",
             "mm_wgmma_fp8_persistent_direct_s7", (384, 1, 1), persistent_grid(1, bn=128),
             persistent_smem_bytes(7, bn=128, tma_store=False)),
+    *(Variant(f"{tiles} persistent stages 6, {spread_store(parts)}, accurate accumulation",
+              f"mm_wgmma_fp8_persistent{suffix}_spread{parts}", (384, 1, 1), persistent_grid(c, bn=128),
+              persistent_smem_bytes(6, bn=128, tma_store=False))
+      for c, tiles, suffix, parts in ((1, "128x128x128", "", 8), (1, "128x128x128", "", 32),
+                                      (2, "2x(128x128x128) clusters, B multicast,", "_cluster", 8))),
+    Variant(f"128x128x128 persistent stages 5, {STAGED_STORE}, accurate accumulation", "mm_wgmma_fp8_persistent_staged",
+            (384, 1, 1), persistent_grid(1, bn=128), staged_smem_bytes(5)),
+    # a sixth fewer operand bytes a MAC than 128 x 128, in 96 + 96 registers of accumulator and partial
+    Variant("128x192x128 persistent stages 5, C stored from registers, accurate accumulation",
+            "mm_wgmma_fp8_persistent_n192", (384, 1, 1), persistent_grid(1, bn=192),
+            persistent_smem_bytes(5, bn=192, tma_store=False)),
 )
 _PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
                        for mode in ("accurate", "fast"))
