@@ -98,6 +98,6 @@ def test_a_rungs_variant_is_profiled_by_its_entry_name(profiled, monkeypatch, ca
     monkeypatch.setattr(gemm, "prepare", lambda rung, m, n, k: (prepared.append(rung.kernel) or (lambda *_: None), {}))
     profiled("wgmma_fp8_persistent", "--n", "256", "--variant", "mm_wgmma_fp8_persistent_overlap")
     profiled("wgmma_fp8_persistent", "--n", "256")
-    assert prepared == ["mm_wgmma_fp8_persistent_overlap", "mm_wgmma_fp8_persistent_direct"]  # the default
+    assert prepared == ["mm_wgmma_fp8_persistent_overlap", "mm_wgmma_fp8_persistent_n192"]  # the default
     assert profile_target.main(["wgmma_fp8_persistent", "--variant", "nope"]) == 2
     assert "wgmma_fp8_persistent has no variant nope" in capsys.readouterr().err

@@ -117,18 +117,6 @@ struct spreads_store<Op, decltype(void(Op::SPREAD_STORE))> {
     static constexpr int value = Op::SPREAD_STORE;
 };
 
-// Op::STAGED_STORE where the policy declares it, else false: the consumers leave each tile's C in shared memory
-// (the whole BM x BN FP32 tile after the ring) and the producer warpgroup's spare warps store it to memory, so
-// no consumer warp has global stores in flight when it next waits on or arrives at a barrier of the ring
-template <class Op, class = void>
-struct stages_store {
-    static constexpr bool value = false;
-};
-template <class Op>
-struct stages_store<Op, decltype(void(Op::STAGED_STORE))> {
-    static constexpr bool value = Op::STAGED_STORE;
-};
-
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
 // grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...
 template <int BM, int BN, int CLUSTER, int GROUP = GROUP_M>
@@ -608,67 +596,6 @@ __device__ __forceinline__ bool consume_tile_split(float (&acc)[Op::NACC], unsig
     return ok;
 }
 
-// STAGED_STORE's staging: the tile's rows of BN FP32 one after another (BN * 4 bytes a row), the 16-byte chunk c
-// of row r at c ^ (r & 7). A consumer warp's float2 of one accumulator pair spans 8 rows x 32 bytes: 16 chunks
-// over the 8 bank groups twice, the 2 wavefronts a 256-byte store needs; a storer warp's 16-byte loads of one
-// row's first 512 bytes are a permutation of its chunks: 4 wavefronts, no conflict.
-template <int NACC>
-__device__ __forceinline__ void write_c_rows(const float (&acc)[NACC], unsigned stage, int row0)
-{
-    constexpr int PITCH = NACC * 2 * 4;  // BN FP32 a row
-    const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32, t = lane % 4;
-#pragma unroll
-    for (int j = 0; j < NACC / 4; j++) {
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int r = row0 + 16 * w + lane / 4 + 8 * h, c = 2 * j + t / 2;
-            const unsigned at = stage + r * PITCH + ((c ^ (r & 7)) << 4) + 8 * (t & 1);
-            asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(acc[4 * j + 2 * h]),
-                         "f"(acc[4 * j + 2 * h + 1])
-                         : "memory");
-        }
-    }
-}
-
-// STAGED_STORE's storers: warps 1 .. 3 of the producer warpgroup (w: 0 .. 2) follow the consumers through this
-// CTA's tiles; each waits for a tile's staging to be full (c_full: every consumer warp arrives), writes its rows
-// (w, w + 3, ...) to C, 128 columns a pass (a warp's 16-byte loads and stores: 512 contiguous bytes), and frees
-// the staging (c_empty: one arrival a warp). Rows past M are skipped, columns past N masked.
-template <int BM, int BN, class Sched>
-__device__ __forceinline__ void store_staged_ring(const Sched& sch, int first, int stride, unsigned stage,
-                                                  unsigned c_full, unsigned c_empty, float* C, int M, int N)
-{
-    const int w = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
-    const bool vec = N % 4 == 0 && (reinterpret_cast<size_t>(C) & 15) == 0;
-    int ti = 0;
-    for (int tile = first; tile < sch.tiles; tile += stride, ti++) {
-        int bm, bn;
-        sch.at(tile, 0u, bm, bn);
-        if (!mbar_wait_bounded(c_full, ti & 1)) return;
-        for (int r = w; r < BM && bm + r < M; r += 3) {
-#pragma unroll
-            for (int c0 = 0; c0 < BN / 4; c0 += 32) {
-                const int c = c0 + lane, col = bn + 4 * c;
-                float v[4];
-                asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
-                             : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
-                             : "r"(stage + r * BN * 4 + ((c ^ (r & 7)) << 4))
-                             : "memory");
-                float* p = C + (size_t)(bm + r) * N + col;
-                if (vec && col + 3 < N) {
-                    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-                } else {
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        if (col + e < N) p[e] = v[e];
-                }
-            }
-        }
-        __syncwarp();
-        if (lane == 0) mbar_arrive(c_empty);
-    }
-}
-
 // one producer warpgroup (warpgroup 0) + 2 consumer warpgroups (each 64 rows of the 128-row tile);
 // registers move from the producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS): setmaxnreg.inc
 // blocks until the block's pool has them, so 128 * (PRODUCER_REGS + 2 * CONSUMER_REGS) must fit it.
@@ -683,8 +610,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     constexpr int STAGE_BYTES = (Op::PARTS * (BM / 64 + Op::BN / 64) + (SPLIT ? Op::BN / 64 : 0)) * TP_BOX_BYTES;
     static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "register file overcommitted");
     extern __shared__ __align__(1024) unsigned char tp_smem[];
-    constexpr bool STAGED = stages_store<Op>::value;  // STAGED_STORE: + the staging's full and empty barriers
-    __shared__ __align__(8) unsigned long long bars[(SPLIT ? 3 : 2) * STAGES + (STAGED ? 2 : 0)];
+    __shared__ __align__(8) unsigned long long bars[(SPLIT ? 3 : 2) * STAGES];
     const unsigned base = (smem_u32(tp_smem) + 1023u) & ~1023u, bar0 = smem_u32(bars);
     const int tid = threadIdx.x, wg = tid / 128;
     if (tid == 0) {
@@ -693,10 +619,6 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             mbar_init(bar0 + 8 * s, 1);
             mbar_init(bar0 + 8 * (STAGES + s), CONSUMERS * CLUSTER);
             if constexpr (SPLIT) mbar_init(bar0 + 8 * (2 * STAGES + s), Op::SPLIT_WARPS);
-        }
-        if constexpr (STAGED) {
-            mbar_init(bar0 + 8 * 2 * STAGES, 4 * CONSUMERS);  // one arrival a consumer warp
-            mbar_init(bar0 + 8 * (2 * STAGES + 1), 3);
         }
         mbar_init_fence();
     }
@@ -712,8 +634,6 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     const int first = CLUSTER > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
     const int stride = CLUSTER > 1 ? (int)cluster_count_x() : (int)gridDim.x;
     const int KT = (K + Op::BK - 1) / Op::BK;
-    const unsigned c_stage = base + STAGES * STAGE_BYTES, c_full = bar0 + 8 * 2 * STAGES, c_empty = c_full + 8;
-    static_assert(!STAGED || (!SW && !SPLIT && !TMA_STORE && CLUSTER == 1), "the staged store: plain tiles, one CTA");
 
     if (wg == 0) {
         setmaxnreg_dec<PRODUCER_REGS>();
@@ -733,8 +653,6 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             }
             // leave no copy in flight behind this thread: the last stages issued have landed
             for (int j = max(0, it - STAGES); ok && j < it; j++) ok = mbar_wait_bounded(bar0 + 8 * (j % STAGES), (j / STAGES) & 1);
-        } else if constexpr (STAGED) {
-            if (tid >= 32) store_staged_ring<BM, Op::BN>(sch, first, stride, c_stage, c_full, c_empty, C, M, N);
         } else if constexpr (SPLIT) {
             const int kts = first < sch.tiles ? ((sch.tiles - 1 - first) / stride + 1) * KT : 0;  // the CTA's k-tiles
             if (tid >= 32 && tid < 32 * (1 + Op::SPLIT_WARPS)) split_a_ring<Op, STAGES, STAGE_BYTES, BM>(base, bar0, kts);
@@ -788,19 +706,6 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
                 pbn = bn;
             }
             if (ok && pbm >= 0) store_tile(acc, pbm, pbn);
-        } else if constexpr (STAGED) {
-            // C into the staging once the storers have emptied it of the last tile; they store it from there
-            int ti = 0;
-            for (int tile = first; tile < sch.tiles; tile += stride, ti++) {
-                float acc[Op::NACC];
-                if (!consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals,
-                                                                        [](int) {}))
-                    break;
-                if (ti > 0 && !mbar_wait_bounded(c_empty, (ti - 1) & 1)) break;
-                write_c_rows<Op::NACC>(acc, c_stage, cw * 64);
-                __syncwarp();  // each warp arrives for its own rows' writes, as the storers do for their reads
-                if (tid % 32 == 0) mbar_arrive(c_full);
-            }
         } else if constexpr (spreads_store<Op>::value > 0) {
             // each tile's C leaves from a copy (old), a part after each of the next tile's first k-tiles' MMAs
             // are issued; the parts the next tile has no k-tile for (KT < PARTS_C), and the last tile's, after it

@@ -68,15 +68,6 @@ def spread_store(parts: int) -> str:
     return f"C stored from registers, a copy in {parts} parts under the next tile's MMAs"
 
 
-# the label of include/tma_persistent.cuh's STAGED_STORE (its dynamic shared memory: the ring's + the whole FP32 tile)
-STAGED_STORE = "C staged whole in shared memory, stored by the producer's spare warps"
-
-
-def staged_smem_bytes(stages: int, parts: int = 1, bn: int = 128) -> int:
-    """TP_SMEM(parts, bn, stages) + the 128 x bn FP32 tile STAGED_STORE stages C in."""
-    return persistent_smem_bytes(stages, parts=parts, bn=bn, tma_store=False) + 128 * bn * 4
-
-
 @dataclass(frozen=True)
 class Variant:
     """One launch configuration of a tunable rung: a template instance and its geometry."""

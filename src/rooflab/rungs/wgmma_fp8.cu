@@ -97,12 +97,11 @@ __device__ __forceinline__ void mma_stage(float (&d)[BN / 2], unsigned slot, int
 // MMAs too): both K-major, k32 steps; FLUSH 1 adds each k-tile's products to the FP32 accumulator
 // (PROMOTE = 1 below), -1 the same overlapped (PROMOTE = -1), 0 leaves them in the chain; DEFER: each
 // tile's C is stored under the next tile's first MMAs (tma_persistent.cuh's DEFER_STORE); SPREAD > 0: each
-// tile's C leaves from a copy in SPREAD parts under the next tile's first SPREAD k-tiles (SPREAD_STORE); STAGED:
-// C through shared memory, stored by the producer warpgroup's spare warps (STAGED_STORE)
-template <int BN_, int FLUSH_, bool DEFER_ = false, int SPREAD_ = 0, bool STAGED_ = false>
+// tile's C leaves from a copy in SPREAD parts under the next tile's first SPREAD k-tiles (SPREAD_STORE)
+template <int BN_, int FLUSH_, bool DEFER_ = false, int SPREAD_ = 0>
 struct Fp8Op {
     static constexpr int BK = FP8_BK, BN = BN_, NACC = BN_ / 2, PARTS = 1, FLUSH = FLUSH_, SPREAD_STORE = SPREAD_;
-    static constexpr bool B_KMAJOR = true, DEFER_STORE = DEFER_, STAGED_STORE = STAGED_;
+    static constexpr bool B_KMAJOR = true, DEFER_STORE = DEFER_;
     static __device__ __forceinline__ void mma(float (&d)[NACC], unsigned a0, unsigned b0, int accumulate)
     {
 #pragma unroll
@@ -346,15 +345,5 @@ mm_wgmma_fp8_persistent_n192(const void* tmA, const void* tmB, float* C, int M, 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8Op<192, 1>, 1, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
-#endif
-}
-
-// C through shared memory (the whole 128 x 128 tile, 64 KB, for a stage: TP_STORE_SMEM_BUFS(1, 128, 5, 4) =
-// 230400 bytes), stored to memory by the producer warpgroup's 3 spare warps
-extern "C" __global__ void __launch_bounds__(384, 1)
-mm_wgmma_fp8_persistent_staged(const void* tmA, const void* tmB, float* C, int M, int N, int K)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_persistent::body<fp8_gemm::Fp8Op<128, 1, false, 0, true>, 1, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
 #endif
 }

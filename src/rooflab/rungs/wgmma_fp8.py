@@ -10,8 +10,7 @@ B that way too, so the transposition is part of preparing the inputs, done once 
 and timed for neither: the same bytes go to both. Their climb paragraphs are in
 rooflab/report/climb/fp8.py."""
 
-from rooflab.rungs.record import (STAGED_STORE, Rung, Variant, cdiv, persistent_grid, persistent_smem_bytes,
-                                 spread_store, staged_smem_bytes)
+from rooflab.rungs.record import Rung, Variant, cdiv, persistent_grid, persistent_smem_bytes, spread_store
 
 BOX_BYTES = 64 * 128  # one 128 k x 64 row e4m3 box
 SOURCE = "rungs/wgmma_fp8.cu"
@@ -51,9 +50,15 @@ _VARIANTS = (
 )
 # persistent on include/tma_persistent.cuh's body, C through TMA stores: accurate accumulation first, as above
 _PERSISTENT_VARIANTS = (
-    # C stored from the registers first: the fastest at 4096 and at 8192 by `rooflab tune` on the H200
-    # (0.915 against 0.987 ms through TMA stores at 8192, 2026-12-02; NOTES.md)
-    Variant("128x128x128 persistent, producer + 2 consumers stages 6, C stored from registers, accurate accumulation",
+    # 128 x 192 tiles first, C stored from the registers: a sixth fewer operand bytes a MAC than 128 x 128, in
+    # 96 + 96 registers of accumulator and partial; the fastest at 8192 by `rooflab tune` on the H200 (0.852
+    # against 0.925 ms for 128 x 128, 2026-12-03), as fast at 4096 (0.124 / 0.125; NOTES.md)
+    Variant("128x192x128 persistent, producer + 2 consumers stages 5, C stored from registers, accurate accumulation",
+            "mm_wgmma_fp8_persistent_n192", (384, 1, 1), persistent_grid(1, bn=192),
+            persistent_smem_bytes(5, bn=192, tma_store=False)),
+    # 128 x 128, C from the registers: the default before (0.915 against 0.987 ms through TMA stores at 8192,
+    # 2026-12-02)
+    Variant("128x128x128 persistent stages 6, C stored from registers, accurate accumulation",
             "mm_wgmma_fp8_persistent_direct", (384, 1, 1), persistent_grid(1, bn=128),
             persistent_smem_bytes(6, bn=128, tma_store=False)),
     Variant("128x128x128 persistent stages 6, TMA-store epilogue, accurate accumulation",
@@ -86,12 +91,6 @@ _PERSISTENT_VARIANTS = (
               persistent_smem_bytes(6, bn=128, tma_store=False))
       for c, tiles, suffix, parts in ((1, "128x128x128", "", 8), (1, "128x128x128", "", 32),
                                       (2, "2x(128x128x128) clusters, B multicast,", "_cluster", 8))),
-    Variant(f"128x128x128 persistent stages 5, {STAGED_STORE}, accurate accumulation", "mm_wgmma_fp8_persistent_staged",
-            (384, 1, 1), persistent_grid(1, bn=128), staged_smem_bytes(5)),
-    # a sixth fewer operand bytes a MAC than 128 x 128, in 96 + 96 registers of accumulator and partial
-    Variant("128x192x128 persistent stages 5, C stored from registers, accurate accumulation",
-            "mm_wgmma_fp8_persistent_n192", (384, 1, 1), persistent_grid(1, bn=192),
-            persistent_smem_bytes(5, bn=192, tma_store=False)),
 )
 _PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
                        for mode in ("accurate", "fast"))
@@ -124,16 +123,18 @@ WGMMA_FP8_PERSISTENT = Rung(
     name="wgmma_fp8_persistent", title="wgmma FP8 e4m3, persistent (Hopper)",
     stage="tensor cores", **_COMMON, source=SOURCE, kernel=_PERSISTENT_VARIANTS[0].kernel,
     block=_PERSISTENT_VARIANTS[0].block, grid=_PERSISTENT_VARIANTS[0].grid,
-    shared_mem=_PERSISTENT_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 128), variants=_PERSISTENT_VARIANTS,
+    shared_mem=_PERSISTENT_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 192), variants=_PERSISTENT_VARIANTS,
     requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), staging="tma_fp8_store",
     requires_what="FP8 wgmma",
     explain="The FP8 rung on the BF16 climb's last kernel: one block an SM walks the tiles in grouped order, its "
             "producer running the ring on from one tile into the next while each consumer warpgroup stores its "
-            "C. The default writes C from the registers straight to memory; the variants stage it in shared "
-            "memory for TMA stores (a tensor map of C after B^T's), which on the H200 were slower: the FP32 C "
-            "tile is four times an e4m3 operand tile's bytes and the tile's MMAs are short. The same two "
-            "accumulations: each k-tile summed from zero and added in FP32 (128 × 128 tiles, 6 stages), or the "
-            "tensor core's chain alone (128 × 256, 4 stages).",
+            "C. The default takes 128 × 192 tiles (m64n192k32, 5 stages): a sixth fewer operand bytes a MAC "
+            "from L2 and into shared memory than 128 × 128, with accumulator and partial in 96 + 96 registers, "
+            "and writes C from the registers straight to memory; variants stage it in shared memory for TMA "
+            "stores (a tensor map of C after B^T's), which on the H200 were slower: the FP32 C tile is four "
+            "times an e4m3 operand tile's bytes and the tile's MMAs are short. The same two accumulations: each "
+            "k-tile summed from zero and added in FP32 (128 × 192 and 128 × 128 tiles), or the tensor core's "
+            "chain alone (128 × 256, 4 stages).",
     compare=("wgmma_fp8", "cublaslt_fp8"),
     ratios=(("wgmma_fp8", "time_wgmma FP8 / time_wgmma FP8 persistent"),
             ("cublaslt_fp8", "time_cuBLASLt FP8 / time_wgmma FP8 persistent")),

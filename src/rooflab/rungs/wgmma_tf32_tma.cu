@@ -81,12 +81,11 @@ struct Tf32SwapOp {
 
 // 3xTF32: the stage holds A_big's and A_small's boxes (a: the warpgroup's rows of A_big; its A_small
 // 2 boxes = 16 KB on), then B_big's 2 boxes and B_small's 2 (b: B_big; B_small 16 KB on)
-// SPREAD: C stored in parts under the next tile's first k-tiles (tma_persistent.cuh's SPREAD_STORE); STAGED:
-// C through shared memory, stored by the producer warpgroup's spare warps (STAGED_STORE)
-template <int FLUSH_, bool DEFER_ = false, int SPREAD_ = 0, bool STAGED_ = false>
+// SPREAD: C stored in parts under the next tile's first k-tiles (tma_persistent.cuh's SPREAD_STORE)
+template <int FLUSH_, bool DEFER_ = false, int SPREAD_ = 0>
 struct X3Op {
     static constexpr int BK = TF_BK, BN = 128, NACC = 64, PARTS = 2, FLUSH = FLUSH_, SPREAD_STORE = SPREAD_;
-    static constexpr bool B_KMAJOR = true, DEFER_STORE = DEFER_, STAGED_STORE = STAGED_;  // DEFER: C stored under the next tile's first MMAs
+    static constexpr bool B_KMAJOR = true, DEFER_STORE = DEFER_;  // DEFER: C stored under the next tile's first MMAs
     static constexpr unsigned A_PART = 2 * TP_BOX_BYTES, B_PART = (BN / 64) * TP_BOX_BYTES;
     static __device__ __forceinline__ void mma(float (&d)[64], unsigned a0, unsigned b0, int accumulate)
     {
@@ -308,15 +307,5 @@ mm_wgmma_3xtf32_tma_f1_spread(const void* tmA, const void* tmB, float* C, int M,
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tf32_tma::X3Op<1, false, 8>, 1, 3, 40, 232, false>(tmA, tmB, C, M, N, K);
-#endif
-}
-
-// C through shared memory (64 KB: 2 stages left, TP_STORE_SMEM_BUFS(2, 128, 2, 4) = 197632 bytes), stored by the
-// producer warpgroup's 3 spare warps
-extern "C" __global__ void __launch_bounds__(384, 1)
-mm_wgmma_3xtf32_tma_f1_staged(const void* tmA, const void* tmB, float* C, int M, int N, int K)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_persistent::body<tf32_tma::X3Op<1, false, 0, true>, 1, 2, 40, 232, false>(tmA, tmB, C, M, N, K);
 #endif
 }

@@ -5,8 +5,7 @@ K-major operands of the TF32 pre-pass (include/stage_tf32.cuh, timed with the GE
 the TF32 and 3xTF32 rungs that need no pre-pass, computing C^T = B^T A^T (staging "tma_f32_store").
 Their climb paragraphs are in rooflab/report/climb/tma.py."""
 
-from rooflab.rungs.record import (STAGED_STORE, Rung, Variant, persistent_grid, persistent_smem_bytes, spread_store,
-                                 staged_smem_bytes)
+from rooflab.rungs.record import Rung, Variant, persistent_grid, persistent_smem_bytes, spread_store
 
 _COMMON = dict(stage="tensor cores", source="rungs/wgmma_tf32_tma.cu", requires_cc=(9, 0), exact_cc=True,
                options=("-arch=sm_90a",))
@@ -50,8 +49,6 @@ _X3_VARIANTS = (
             (384, 1, 1), persistent_grid(1, bn=128), persistent_smem_bytes(3, parts=2, bn=128, tma_store=False)),
     Variant(f"128x128x32 persistent stages 3 flush 1, {spread_store(8)}", "mm_wgmma_3xtf32_tma_f1_spread",
             (384, 1, 1), persistent_grid(1, bn=128), persistent_smem_bytes(3, parts=2, bn=128, tma_store=False)),
-    Variant(f"128x128x32 persistent stages 2 flush 1, {STAGED_STORE}", "mm_wgmma_3xtf32_tma_f1_staged",
-            (384, 1, 1), persistent_grid(1, bn=128), staged_smem_bytes(2, parts=2)),
 )
 _X3_SWAP_SMEM = persistent_smem_bytes(4, bn=128, split_a=True)
 _X3_SWAP_GRID = persistent_grid(1, bn=128, swap_ab=True)
