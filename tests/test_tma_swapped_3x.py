@@ -248,8 +248,7 @@ FORMULAS = {
         "mbar_wait_bounded(bars + 8 * (2 * STAGES + s), parity)))",
         "load_bt_fragments(*reinterpret_cast<unsigned(*)[16]>(&f[0]), slot + f_off);",
         "for (int e = 0; e < 16; e++) Op::split_b(f[e], f[16 + e]);",
-        "Op::mma(part, f, slot + a_off, slot + r_off, kt % F != 0); wgmma_commit(); pending(kt); wgmma_wait<0>(); "
-        "fence_acc(part); "
+        "Op::mma(part, f, slot + a_off, slot + r_off, kt % F != 0); wgmma_commit(); wgmma_wait<0>(); fence_acc(part); "
         "fence_regs(f); if (signals) release<CLUSTER>(bars + 8 * (STAGES + s)); "
         "if (kt == KT - 1 || (kt + 1) % F == 0) {",
         "for (int e = 0; e < NACC; e++) acc[e] += part[e];",
@@ -260,7 +259,7 @@ FORMULAS = {
         "const int kts = first < sch.tiles ? ((sch.tiles - 1 - first) / stride + 1) * KT : 0;",
         "if (tid >= 32 && tid < 32 * (1 + Op::SPLIT_WARPS)) split_a_ring<Op, STAGES, STAGE_BYTES, BM>(base, bar0, kts);",
         "if constexpr (SPLIT) { if (!consume_tile_split<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, "
-        "cw, signals, [](int) {})) break; } else if constexpr (SW) {",
+        "cw, signals)) break; } else if constexpr (SW) {",
     ],
     "stage_tf32.cuh": [
         "__device__ __forceinline__ float nt_rna(float x) { return __uint_as_float((__float_as_uint(x) + 0x1000u) "

@@ -555,9 +555,9 @@ __device__ __forceinline__ void split_a_ring(unsigned base, unsigned bars, int k
 // k-tile's own wait retires it, so its slot goes back at once and one register set serves: with acc and
 // the partial (128 registers) a second set, to load a k-tile under the last one's MMAs, spills even at
 // 240 registers. The other consumer warpgroup's MMAs keep the tensor cores busy meanwhile.
-template <class Op, int CLUSTER, int STAGES, int STAGE_BYTES, int BM, class Pending>
+template <class Op, int CLUSTER, int STAGES, int STAGE_BYTES, int BM>
 __device__ __forceinline__ bool consume_tile_split(float (&acc)[Op::NACC], unsigned base, unsigned bars, int KT,
-                                                   int& it, int cw, bool signals, Pending&& pending)
+                                                   int& it, int cw, bool signals)
 {
     constexpr int NACC = Op::NACC, F = Op::FLUSH;
     static_assert(F >= 1, "the split products are summed in a partial accumulator");
@@ -583,7 +583,6 @@ __device__ __forceinline__ bool consume_tile_split(float (&acc)[Op::NACC], unsig
         wgmma_fence();
         Op::mma(part, f, slot + a_off, slot + r_off, kt % F != 0);
         wgmma_commit();
-        pending(kt);
         wgmma_wait<0>();
         fence_acc(part);
         fence_regs(f);
@@ -710,18 +709,14 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             // each tile's C leaves from a copy (old), a part after each of the next tile's first k-tiles' MMAs
             // are issued; the parts the next tile has no k-tile for (KT < PARTS_C), and the last tile's, after it
             constexpr int PARTS_C = spreads_store<Op>::value;
-            static_assert(!TMA_STORE && (SPLIT || (!SW && Op::FLUSH >= 0)), "the spread store writes C from registers");
+            static_assert(!TMA_STORE && !SW && !SPLIT && Op::FLUSH >= 0, "the spread store: plain tiles, C from registers");
             float acc[Op::NACC], old[Op::NACC];
 #pragma unroll
             for (int e = 0; e < Op::NACC; e++) old[e] = 0.0f;
             int pbm = -1, pbn = 0;
             bool ok = true;
             const auto store_part = [&](int part) {
-                if constexpr (SW) {
-                    if (pbm + cw * 64 < N) store_wgmma_acc_part<Op::NACC, PARTS_C, true>(old, C, M, N, pbm + cw * 64, pbn, part);
-                } else {
-                    store_wgmma_acc_part<Op::NACC, PARTS_C>(old, C, M, N, pbm + cw * 64, pbn, part);
-                }
+                store_wgmma_acc_part<Op::NACC, PARTS_C>(old, C, M, N, pbm + cw * 64, pbn, part);
             };
             const auto pending = [&](int kt) {
                 if (kt < PARTS_C && pbm >= 0) store_part(kt);
@@ -729,11 +724,9 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             for (int tile = first; tile < sch.tiles; tile += stride) {
                 int bm, bn;
                 sch.at(tile, rank, bm, bn);
-                if constexpr (SPLIT)
-                    ok = consume_tile_split<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals, pending);
-                else
-                    ok = consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals, pending);
-                if (!ok) break;
+                if (!(ok = consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals,
+                                                                              pending)))
+                    break;
                 if (pbm >= 0)
                     for (int part = KT; part < PARTS_C; part++) store_part(part);
 #pragma unroll
@@ -749,8 +742,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
                 sch.at(tile, rank, bm, bn);
                 float acc[Op::NACC];
                 if constexpr (SPLIT) {
-                    if (!consume_tile_split<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals,
-                                                                                  [](int) {}))
+                    if (!consume_tile_split<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))
                         break;
                 } else if constexpr (SW) {
                     if (!consume_tile_swapped<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals))

@@ -42,41 +42,36 @@ __device__ __forceinline__ void store_wgmma_acc(const float (&acc)[NACC], float*
 // columns of C): acc[4j + 2h + e] is C's row m0 + 8j + 2 * (lane % 4) + e, column n0 + 16 * warp +
 // 2 * (lane / 4) + h (the kernel gives D's rows g and g + 8 of each warp C's columns 2g and 2g + 1, so
 // a thread's pair h = 0, 1 is two neighbours of one row of C).
-// one float pair of store_wgmma_acc_t: acc[4j + e], acc[4j + 2 + e] (j and e constants where this is unrolled)
-template <int NACC>
-__device__ __forceinline__ void store_wgmma_pair_t(const float (&acc)[NACC], float* C, int M, int N, int n0, int m0,
-                                                   int j, int e, bool pair)
-{
-    const int lane = threadIdx.x % 32, warp_in_wg = (threadIdx.x % 128) / 32;
-    const int n = n0 + warp_in_wg * 16 + 2 * (lane / 4), m = m0 + 8 * j + 2 * (lane % 4) + e;
-    if (n >= N || m >= M) return;
-    float* p = C + (size_t)m * N + n;
-    if (pair) {  // N even and n even: n + 1 < N too
-        *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + e], acc[4 * j + 2 + e]);
-    } else {
-        p[0] = acc[4 * j + e];
-        if (n + 1 < N) p[1] = acc[4 * j + 2 + e];
-    }
-}
-
 template <int NACC>
 __device__ __forceinline__ void store_wgmma_acc_t(const float (&acc)[NACC], float* C, int M, int N, int n0, int m0)
 {
-    const bool pair = stores_pairs(C, N);
+    const int lane = threadIdx.x % 32, warp_in_wg = (threadIdx.x % 128) / 32;
+    const int n = n0 + warp_in_wg * 16 + 2 * (lane / 4);
+    const bool pair = (N % 2 == 0) && ((reinterpret_cast<size_t>(C) & 7) == 0);
+    if (n >= N) return;
 #pragma unroll
     for (int j = 0; j < NACC / 4; j++) {
 #pragma unroll
-        for (int e = 0; e < 2; e++) store_wgmma_pair_t(acc, C, M, N, n0, m0, j, e, pair);
+        for (int e = 0; e < 2; e++) {
+            const int m = m0 + 8 * j + 2 * (lane % 4) + e;
+            if (m >= M) continue;
+            float* p = C + (size_t)m * N + n;
+            if (pair) {  // N even and n even: n + 1 < N too
+                *reinterpret_cast<float2*>(p) = make_float2(acc[4 * j + e], acc[4 * j + 2 + e]);
+            } else {
+                p[0] = acc[4 * j + e];
+                if (n + 1 < N) p[1] = acc[4 * j + 2 + e];
+            }
+        }
     }
 }
 
-// part `chunk` (0 .. CHUNKS - 1, known only at run time) of store_wgmma_acc (store_wgmma_acc_t where
-// TRANSPOSED; x0, y0 their first two coordinates): NACC / 2 / CHUNKS of its pairs, so a tile's C can leave
-// a little at a time; each part is its own unrolled branch, which keeps every accumulator index a constant
-// (a run-time index would put acc in local memory)
-template <int NACC, int CHUNKS, bool TRANSPOSED = false>
-__device__ __forceinline__ void store_wgmma_acc_part(const float (&acc)[NACC], float* C, int M, int N, int x0,
-                                                     int y0, int chunk)
+// part `chunk` (0 .. CHUNKS - 1, known only at run time) of store_wgmma_acc: NACC / 2 / CHUNKS of its pairs,
+// so a tile's C can leave a little at a time; each part is its own unrolled branch, which keeps every
+// accumulator index a constant (a run-time index would put acc in local memory)
+template <int NACC, int CHUNKS>
+__device__ __forceinline__ void store_wgmma_acc_part(const float (&acc)[NACC], float* C, int M, int N, int row0,
+                                                     int bn, int chunk)
 {
     constexpr int PER = NACC / 2 / CHUNKS;
     static_assert(PER * CHUNKS * 2 == NACC, "the pairs split evenly");
@@ -86,9 +81,7 @@ __device__ __forceinline__ void store_wgmma_acc_part(const float (&acc)[NACC], f
         if (c != chunk) continue;
 #pragma unroll
         for (int q = 0; q < PER; q++) {
-            const int j = (c * PER + q) / 2, half = (c * PER + q) % 2;
-            if constexpr (TRANSPOSED) store_wgmma_pair_t(acc, C, M, N, x0, y0, j, half, pair);
-            else store_wgmma_pair(acc, C, M, N, x0, y0, j, half, pair);
+            store_wgmma_pair(acc, C, M, N, row0, bn, (c * PER + q) / 2, (c * PER + q) % 2, pair);
         }
     }
 }
