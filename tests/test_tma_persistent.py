@@ -29,10 +29,10 @@ SMEM_LIMIT = 227 * 1024
 PERSISTENT = (*[r for r in TMA_RUNGS if r.name in ("wgmma_bf16_persistent", "wgmma_bf16_cluster", "wgmma_bf16_tma_store")],
               WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_3XTF32_SWAP, WGMMA_FP8_PERSISTENT)
 # the operand policy each file's kernels name -> (parts, tile columns); SPLIT_A's stages also hold A's residual
-OPS = {"tma_gemm::Bf16Op": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
+OPS = {"tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
        "tf32_tma::X3Op": (2, 128), "tf32_tma::X3SwapOp": (1, 128),
        "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<192": (1, 192),
-       "fp8_gemm::Fp8Op<256": (1, 256)}
+       "fp8_gemm::Fp8Op<256": (1, 256), "fp8_gemm::Fp8OpOwnB<192": (1, 192)}
 SPLIT_OPS = ("tf32_tma::X3SwapOp",)
 STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS)
 
@@ -67,12 +67,16 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
         assert v.block == (384, 1, 1) and 128 * (producer_regs + 2 * consumer_regs) <= 65536, v.label
         # C's map follows B's only then; a variant storing C from its registers leaves it unused
         assert bool(store) == (rung.staging in STORING and "C stored from registers" not in v.label), v.label
-        assert (macro == f"{macro.split('_CLUSTER')[0]}_CLUSTER_DIMS_{cluster}") == (cluster > 1), v.kernel
+        # launched in clusters of the macro's size; the body shares work over them unless each CTA is on its own
+        launched = int(macro.rsplit("_", 1)[1]) if macro else 1
+        assert macro in ("", f"{macro.split('_CLUSTER')[0]}_CLUSTER_DIMS_{launched}"), v.kernel
+        assert cluster == (1 if "each CTA on its own" in v.label else launched), v.kernel
+        assert (launched > 1) == ("clusters" in v.label), v.label
         assert f"stages {stages}" in v.label and f"128x{bn}x" in v.label, v.label
-        ref = persistent_grid(cluster, 128, bn, swap_ab="Swap" in op)  # C^T's tiles: 128 columns x 256 rows
+        ref = persistent_grid(launched, 128, bn, swap_ab="Swap" in op)  # C^T's tiles: 128 columns x 256 rows
         for shape in ((1000, 777, 1234), (8192, 8192, 64), (1, 1, 1), (4096, 4096, 64)):
             assert v.grid(*shape, sms=132) == ref(*shape, sms=132), (v.label, shape)
-        assert v.grid(1, 1, 1, sms=132) == (cluster, 1, 1)
+        assert v.grid(1, 1, 1, sms=132) == (launched, 1, 1)
 
 
 def test_the_precisions_carry_their_own_staging_and_tolerance():

@@ -74,6 +74,8 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
         threads, body, args = inst[v.kernel]
         if body == "body_persistent":
             cluster, stages, producer_regs, consumer_regs, store, *rest = args
+            # a pair launched as a cluster with each CTA on its own: the grid of the launch, the body's schedule alone
+            launched = 2 if "each CTA on its own" in v.label else cluster
             group, c_bufs = rest[0] if rest else 16, rest[1] if len(rest) > 1 else 2
             assert group in (8, 16, 32) and (f"groups of {group}" in v.label) == (group != 16), v.label
             # C boxes a consumer stages at once: the label names any but the default 2
@@ -85,14 +87,15 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
             assert v.block == (384, 1, 1) == (threads, 1, 1) and v.shared_mem == smem, v.label
             assert smem + 1024 <= SMEM_LIMIT, v.label
             assert f"stages {stages}" in v.label and "128x256x64" in v.label
-            tiles = -(-(-(-1000 // 128)) // cluster) * -(-777 // 256)  # cluster tiles
-            assert v.grid(1000, 777, 1234, sms=132) == (cluster * tiles, 1, 1), v.label
+            tiles = -(-(-(-1000 // 128)) // launched) * -(-777 // 256)  # cluster tiles
+            assert v.grid(1000, 777, 1234, sms=132) == (launched * tiles, 1, 1), v.label
             # the fewest blocks for the same rounds (2048 tiles: 16 rounds on 128 as on 132)
             assert v.grid(8192, 8192, 8192, sms=132) == (128, 1, 1) and v.grid(4096, 4096, 64, sms=132)[0] == 128
             assert v.grid(8192, 8192, 64, sms=114)[0] == 114 and v.grid(6144, 4096, 64, sms=132)[0] == 128
-            assert v.grid(1, 1, 1, sms=132) == (cluster, 1, 1)
+            assert v.grid(1, 1, 1, sms=132) == (launched, 1, 1)
             entry = re.search(rf'(\w+) __launch_bounds__\(384, 1\)\s*\n{v.kernel}\(', SRC.read_text()).group(1)
-            assert (entry == f"TP_CLUSTER_DIMS_{cluster}") == (cluster > 1), (v.kernel, entry)
+            assert (entry == f"TP_CLUSTER_DIMS_{launched}") == (launched > 1), (v.kernel, entry)
+            assert (launched > 1) == ("clusters" in v.label) and cluster in (1, launched), v.label
             assert "#define TP_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)" in (INCLUDE / "tma_persistent.cuh").read_text()
             continue
         if body == "body":
@@ -554,9 +557,11 @@ def test_the_kernels_load_by_tma_and_multiply_by_wgmma(ptx, rung):
             producer_regs, consumer_regs = args[2:4] if body_fn == "body_persistent" else args[-2:]
             assert f"setmaxnreg.dec.sync.aligned.u32 {producer_regs}" in body
             assert f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs}" in body
-        clustered = v.kernel in ("mm_wgmma_bf16_cluster", "mm_wgmma_bf16_tma_store_cluster",
+        multicast = v.kernel in ("mm_wgmma_bf16_cluster", "mm_wgmma_bf16_tma_store_cluster",
                                  "mm_wgmma_bf16_tma_store_cluster_s3")
-        assert ("multicast::cluster" in body) == clustered and ("mapa.shared::cluster" in body) == clustered
+        # slots released on the partner's barriers too: with the multicast, and without it in the lock-step twin
+        clustered = multicast or v.kernel == "mm_wgmma_bf16_tma_store_cluster_ownb"
+        assert ("multicast::cluster" in body) == multicast and ("mapa.shared::cluster" in body) == clustered
         stores = rung.name == "wgmma_bf16_tma_store"  # C through shared memory and TMA stores
         assert ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in body) == stores, v.kernel
         assert ("cp.async.bulk.wait_group.read" in body) == stores, v.kernel

@@ -166,8 +166,8 @@ def issue_stage(ctas: list[Cta], rank: int, A: np.ndarray, B: np.ndarray, bm: in
     for w in range(a_boxes):  # B (K x N) as it lies: 32 k-rows x 32 n of it, c0 along n, c1 along k
         tma_load([me], slot + w * (BOX // 2), B, bm + 32 * w, k0, 32, v)
     sb = slot + PARTS * BM * 128
-    cluster = len(ctas)
-    for q in range(rank if cluster > 1 else 0, b_boxes, cluster):  # A K-major: 64 rows of A, c0 along k
+    share = len(ctas)  # CTAs that split the boxes: the swapped policy multicasts (no NO_MULTICAST)
+    for q in range(rank if share > 1 else 0, b_boxes, share):  # A K-major: 64 rows of A, c0 along k
         tma_load(ctas, sb + q * BOX, A, k0, bn + 64 * q, 64, v)
     return a_boxes, b_boxes
 
@@ -395,7 +395,8 @@ FORMULAS = {
         "mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * TP_BOX_BYTES));",
         "if constexpr (SW) tma_load_2d(slot + w * A_BOX, tmA, bm + 32 * w, k0, full);",
         "const unsigned sb = slot + Op::PARTS * BM * 128;",
-        "for (int q = CLUSTER > 1 ? (int)rank : 0; q < b_boxes; q += CLUSTER) {",
+        "constexpr int SHARE = skips_multicast<Op>::value ? 1 : CLUSTER;",
+        "for (int q = SHARE > 1 ? (int)rank : 0; q < b_boxes; q += SHARE) {",
         "const unsigned dst = sb + (p * (Op::BN / 64) + q) * TP_BOX_BYTES;",
         "const int c0 = Op::B_KMAJOR ? k0 : bn + 64 * q, c1 = Op::B_KMAJOR ? p * N + bn + 64 * q : k0;",
         # load_bt_fragments

@@ -31,11 +31,12 @@
 // most one CTA an SM walks the schedule's tiles (cluster c: tiles c, c + clusters, ...); the producer
 // thread runs the ring through all of them, so the next tile's stages load while the consumers store
 // this one's C. The ring's k-tile count `it` runs on across tiles (slot it % STAGES, phase
-// (it / STAGES) & 1). A slot is released by one thread per consumer warpgroup on the empty barrier of
-// every CTA of the cluster (count CONSUMERS x CLUSTER), as a partner's multicast writes into this
-// CTA's slot too: one k-tile later, after the wait that retires the slot's MMAs (at once where every
-// k-tile is flushed: its own wait_group 0 retired them). Both CTAs of a cluster walk the same tiles. Every thread of the
-// cluster meets at the end, so no CTA exits while a partner may still arrive on its barriers.
+// (it / STAGES) & 1). Each consumer warpgroup releases a slot on the empty barrier of every CTA of the
+// cluster (count CONSUMERS x CLUSTER), as a partner's multicast writes into this CTA's slot too, lane 0
+// of its warp w on CTA w: one k-tile later, after the wait that retires the slot's MMAs (at once where
+// every k-tile is flushed: its own wait_group 0 retired them). Both CTAs of a cluster walk the same
+// tiles. Every thread of the cluster meets at the end, so no CTA exits while a partner may still arrive
+// on its barriers.
 // With TMA_STORE the epilogue goes through shared memory (store_acc_tma) where C's rows can be
 // mapped (N a multiple of 4, C 16-byte aligned: the rule the host encodes C's map by), else directly;
 // C's map sits 128 bytes after B's. CBUFS: C boxes a consumer warpgroup stages at once (2 by default;
@@ -117,6 +118,18 @@ struct spreads_store<Op, decltype(void(Op::SPREAD_STORE))> {
     static constexpr int value = Op::SPREAD_STORE;
 };
 
+// Op::NO_MULTICAST where the policy declares it, else false: in a cluster, each CTA loads all of B itself
+// (no multicast), its slots still released on every CTA's empty barrier: the clusters' lock-step without
+// their shared loads, to tell the two apart
+template <class Op, class = void>
+struct skips_multicast {
+    static constexpr bool value = false;
+};
+template <class Op>
+struct skips_multicast<Op, decltype(void(Op::NO_MULTICAST))> {
+    static constexpr bool value = Op::NO_MULTICAST;
+};
+
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
 // grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...
 template <int BM, int BN, int CLUSTER, int GROUP = GROUP_M>
@@ -168,12 +181,13 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
                 tma_load_2d(slot + (p * (BM / 64) + w) * TP_BOX_BYTES, tmA, k0, p * M + bm + 64 * w, full);
         }
     const unsigned sb = slot + Op::PARTS * BM * 128;
+    constexpr int SHARE = skips_multicast<Op>::value ? 1 : CLUSTER;  // CTAs that split B's boxes
 #pragma unroll
     for (int p = 0; p < Op::PARTS; p++) {
-        for (int q = CLUSTER > 1 ? (int)rank : 0; q < b_boxes; q += CLUSTER) {
+        for (int q = SHARE > 1 ? (int)rank : 0; q < b_boxes; q += SHARE) {
             const unsigned dst = sb + (p * (Op::BN / 64) + q) * TP_BOX_BYTES;
             const int c0 = Op::B_KMAJOR ? k0 : bn + 64 * q, c1 = Op::B_KMAJOR ? p * N + bn + 64 * q : k0;
-            if constexpr (CLUSTER > 1)
+            if constexpr (SHARE > 1)
                 tma_load_2d_multicast(dst, tmB, c0, c1, full, (unsigned short)((1u << CLUSTER) - 1));
             else
                 tma_load_2d(dst, tmB, c0, c1, full);
@@ -181,15 +195,27 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
     }
 }
 
-// a consumer warpgroup's release of a slot: on the empty barrier of every CTA of the cluster
+// the threads that release a consumer warpgroup's slots: lane 0 of warps 0 .. CLUSTER - 1, one arrival each
+template <int CLUSTER>
+__device__ __forceinline__ bool releases_slots()
+{
+    const int t = threadIdx.x % 128;
+    return t % 32 == 0 && t / 32 < CLUSTER;
+}
+
+// a consumer warpgroup's release of a slot, by each of its releases_slots threads: warp w on the empty barrier of
+// the cluster's CTA w (its own through the local form), so no warp waits behind a remote arrival for the next
 template <int CLUSTER>
 __device__ __forceinline__ void release(unsigned empty)
 {
     if constexpr (CLUSTER == 1) {
         mbar_arrive(empty);
     } else {
-#pragma unroll
-        for (int c = 0; c < CLUSTER; c++) mbar_arrive_cluster(empty, c);
+        const unsigned c = (threadIdx.x % 128) / 32;
+        if (c == cluster_ctarank())
+            mbar_arrive(empty);
+        else
+            mbar_arrive_cluster(empty, c);
     }
 }
 
@@ -659,11 +685,11 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     } else {
         setmaxnreg_inc<CONSUMER_REGS>();
         const int cw = wg - 1;
-        const bool signals = tid % 128 == 0;
+        const bool leader = tid % 128 == 0, signals = releases_slots<CLUSTER>();
         const bool c_by_tma = TMA_STORE && N % 4 == 0 && (reinterpret_cast<size_t>(C) & 15) == 0;
         const void* tmC = static_cast<const char*>(tmB) + 128;
         const unsigned cbufs = base + STAGES * STAGE_BYTES + cw * CBUFS * TP_C_BOX_BYTES;
-        if (c_by_tma && signals) tensormap_acquire(tmC);
+        if (c_by_tma && leader) tensormap_acquire(tmC);
         // C's epilogue of the tile at (bm, bn)
         const auto store_tile = [&](const float(&acc)[Op::NACC], int bm, int bn) {
 #ifndef TMA_SKIP_C_STORE  // measuring the epilogue's share of the time: never a rung (C is left unwritten)
@@ -758,7 +784,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
                 store_tile(acc, bm, bn);
             }
         }
-        if (TMA_STORE && c_by_tma && signals) bulk_wait_all();  // no store still reading this block's memory
+        if (TMA_STORE && c_by_tma && leader) bulk_wait_all();  // no store still reading this block's memory
     }
     if (CLUSTER > 1) cluster_sync();
 }

@@ -245,6 +245,11 @@ struct Bf16Op {
     }
 };
 
+// the same, each CTA of a cluster loading all of B itself (tma_persistent::skips_multicast)
+struct Bf16OpOwnB : Bf16Op {
+    static constexpr bool NO_MULTICAST = true;
+};
+
 }  // namespace tma_gemm
 #endif
 
@@ -326,6 +331,24 @@ mm_wgmma_bf16_tma_store_cluster(const void* tmA, const void* tmB, float* C, int 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tma_gemm::Bf16Op, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);  // MM_TMA_STORE_SMEM(4) = 230400 bytes
+#endif
+}
+
+// the clusters' lock-step without their shared loads (each CTA loads all of B, slots released on both), and
+// their placement alone (launched in pairs, each CTA on its own)
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_cluster_ownb(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16OpOwnB, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_pair(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16Op, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }
 

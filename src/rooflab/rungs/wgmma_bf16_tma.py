@@ -56,6 +56,12 @@ _STORE_VARIANTS = (
             persistent_grid(1), store_smem_bytes(4)),
     Variant("2x(128x256x64) clusters, B multicast, TMA-store epilogue stages 4", "mm_wgmma_bf16_tma_store_cluster",
             (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
+    # the clusters taken apart: each CTA loading all of B, slots released on both (the lock-step without the
+    # shared loads); launched in pairs, each CTA on its own (the placement alone)
+    Variant("2x(128x256x64) clusters, each CTA loading B, slots released on both, TMA-store epilogue stages 4",
+            "mm_wgmma_bf16_tma_store_cluster_ownb", (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
+    Variant("2x(128x256x64) clusters, each CTA on its own, TMA-store epilogue stages 4", "mm_wgmma_bf16_tma_store_pair",
+            (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
     *(Variant(f"128x256x64 persistent, TMA-store epilogue stages 4, groups of {g}", f"mm_wgmma_bf16_tma_store_g{g}",
               (384, 1, 1), persistent_grid(1), store_smem_bytes(4)) for g in (8, 32)),
     # ring stages traded for C boxes staged at once (of a consumer's 8), in the same shared memory

@@ -111,6 +111,12 @@ struct Fp8Op {
     }
 };
 
+// the same policy, each CTA of a cluster loading all of B^T itself (tma_persistent::skips_multicast)
+template <int BN_, int FLUSH_>
+struct Fp8OpOwnB : Fp8Op<BN_, FLUSH_> {
+    static constexpr bool NO_MULTICAST = true;
+};
+
 // one producer warpgroup + CONSUMERS consumer warpgroups; registers move from the producer
 // (PRODUCER_REGS) to the consumers (CONSUMER_REGS): 128 * (PRODUCER_REGS + CONSUMERS *
 // CONSUMER_REGS) must fit the block's pool, or setmaxnreg.inc waits forever (the BF16 rung's
@@ -342,6 +348,34 @@ mm_wgmma_fp8_persistent_cluster_spread8(const void* tmA, const void* tmB, float*
 // no C staging) = 205824 bytes)
 extern "C" __global__ void __launch_bounds__(384, 1)
 mm_wgmma_fp8_persistent_n192(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<192, 1>, 1, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 128 x 192 in 2-CTA clusters along M: B^T's boxes multicast into both CTAs (a quarter fewer operand bytes a
+// CTA from L2), each slot released on both CTAs' empty barriers
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n192_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8Op<192, 1>, 2, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the cluster's lock-step without its shared loads: each CTA loads all of B^T, slots released on both CTAs
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n192_cluster_ownb(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpOwnB<192, 1>, 2, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// launched in 2-CTA clusters, each CTA on its own (no multicast, no shared barrier): the clusters' placement alone
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n192_pair(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8Op<192, 1>, 1, 5, 40, 232, false>(tmA, tmB, C, M, N, K);

@@ -56,6 +56,13 @@ _PERSISTENT_VARIANTS = (
     Variant("128x192x128 persistent, producer + 2 consumers stages 5, C stored from registers, accurate accumulation",
             "mm_wgmma_fp8_persistent_n192", (384, 1, 1), persistent_grid(1, bn=192),
             persistent_smem_bytes(5, bn=192, tma_store=False)),
+    # the 128 x 192 tiles in 2-CTA clusters: B^T multicast; each CTA loading all of B^T, slots still released on
+    # both (the lock-step without the shared loads); and launched in pairs, each CTA on its own (the placement)
+    *(Variant(f"2x(128x192x128) clusters, {what}, persistent stages 5, C stored from registers, accurate accumulation",
+              f"mm_wgmma_fp8_persistent_n192{suffix}", (384, 1, 1), persistent_grid(2, bn=192),
+              persistent_smem_bytes(5, bn=192, tma_store=False))
+      for what, suffix in (("B multicast", "_cluster"), ("each CTA loading B, slots released on both", "_cluster_ownb"),
+                           ("each CTA on its own", "_pair"))),
     # 128 x 128, C from the registers: the default before (0.915 against 0.987 ms through TMA stores at 8192,
     # 2026-12-02)
     Variant("128x128x128 persistent stages 6, C stored from registers, accurate accumulation",
