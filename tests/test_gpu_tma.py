@@ -104,6 +104,7 @@ def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlappe
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_spread32"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_cluster", "mm_wgmma_fp8_persistent_cluster_spread8"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct", "mm_wgmma_fp8_persistent_n192"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n224"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n192_cluster"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n192_cluster_ownb"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n192_pair"),
@@ -118,7 +119,7 @@ def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlappe
 def test_the_epilogue_variants_store_the_same_c(hopper, name, plain, other):
     """A store deferred under the next tile's first MMAs (its flush sets the accumulator that the plain
     kernel adds to zero) or spread in parts over them, C staged whole for TMA stores, written from the registers,
-    or tiles 192 columns wide, alone or in clusters: the same values of C, where a block walks many tiles
+    or tiles 192 or 224 columns wide (B in 32-row boxes), alone or in clusters: the same values of C, where a block walks many tiles
     (2100 x 2048, 1500 x 2048) and one (64 x 64), through TMA stores (N = 2048, 776) and directly (777), with K short of a flush group (100), short of the spread
     store's parts (333) and past them (4200: 33 FP8 k-tiles, more than 32 parts)."""
     import numpy as np

@@ -32,9 +32,12 @@ PERSISTENT = (*[r for r in TMA_RUNGS if r.name in ("wgmma_bf16_persistent", "wgm
 OPS = {"tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
        "tf32_tma::X3Op": (2, 128), "tf32_tma::X3SwapOp": (1, 128),
        "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<192": (1, 192),
-       "fp8_gemm::Fp8Op<256": (1, 256), "fp8_gemm::Fp8OpOwnB<192": (1, 192)}
+       "fp8_gemm::Fp8Op<256": (1, 256), "fp8_gemm::Fp8OpOwnB<192": (1, 192), "fp8_gemm::Fp8OpB32<": (1, 224)}
 SPLIT_OPS = ("tf32_tma::X3SwapOp",)
-STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS)
+# the policies whose B boxes are not 64 rows tall, and the staging that maps B so
+B_BOXES = {"fp8_gemm::Fp8OpB32<": (32, staging.TMA_FP8_B32_STORE)}
+STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_FP8_B32_STORE, staging.TMA_F32_STORE,
+           staging.TMA_TRANSPOSE, *staging.TMA_PREPASS)
 
 
 def _entries(source: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:
@@ -61,12 +64,16 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
         group, c_bufs = rest[0] if rest else 16, rest[1] if len(rest) > 1 else 2
         assert group in (8, 16, 32) and 2 <= c_bufs <= 8, v.kernel
         parts, bn = _op(op)
-        ring = (stages * parts * (2 + bn // 64) + (stages * bn // 64 if op.startswith(SPLIT_OPS) else 0)) * 8192 + 1024
+        ring = (stages * parts * (128 + bn) + (stages * bn if op.startswith(SPLIT_OPS) else 0)) * 128 + 1024
+        box_rows, scheme = next((v for k, v in B_BOXES.items() if op.startswith(k)), (64, None))
+        assert bn % box_rows == 0 and v.staging == scheme, v.kernel  # whole boxes; B mapped in boxes as tall
+        if scheme:
+            assert tma.LAYOUTS[scheme.removesuffix("_store")].b_box_rows == box_rows
         assert c_bufs <= bn // 32, v.kernel  # at most every box of a consumer's 64 x bn
         assert v.shared_mem == ring + (2 * c_bufs * 8192 if store else 0) <= SMEM_LIMIT, v.label
         assert v.block == (384, 1, 1) and 128 * (producer_regs + 2 * consumer_regs) <= 65536, v.label
         # C's map follows B's only then; a variant storing C from its registers leaves it unused
-        assert bool(store) == (rung.staging in STORING and "C stored from registers" not in v.label), v.label
+        assert bool(store) == ((v.staging or rung.staging) in STORING and "C stored from registers" not in v.label), v.label
         # launched in clusters of the macro's size; the body shares work over them unless each CTA is on its own
         launched = int(macro.rsplit("_", 1)[1]) if macro else 1
         assert macro in ("", f"{macro.split('_CLUSTER')[0]}_CLUSTER_DIMS_{launched}"), v.kernel

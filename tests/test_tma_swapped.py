@@ -29,7 +29,7 @@ RUNG = ROOT / "src" / "rooflab" / "rungs" / "wgmma_tf32_tma.cu"
 BM, BN, BK, PARTS, NACC = 128, 256, 32, 1, 128
 BOX = 64 * 128  # TP_BOX_BYTES
 C_BOX = 64 * 128  # TP_C_BOX_BYTES
-STAGE = PARTS * (BM // 64 + BN // 64) * BOX
+STAGE = PARTS * (BM + BN) * 128  # STAGE_BYTES: 128-byte rows of A and B
 RING = 1024  # any 1024-aligned shared address: where body's aligned ring starts
 POISON = np.uint32(0x7FC00001)  # a NaN (also after TF32 truncation): what no box wrote
 LANE = np.arange(32)
@@ -160,15 +160,16 @@ def issue_stage(ctas: list[Cta], rank: int, A: np.ndarray, B: np.ndarray, bm: in
     a_rows, a_box = 32, v.a_box_bytes
     k0 = kt * BK
     a_boxes = max(0, min(BM // a_rows, _c_div(Mr - bm + a_rows - 1, a_rows)))
-    b_boxes = min(tile_n // 64, _c_div(Nr - bn + 63, 64))
+    br = 64  # b_box_rows<Tf32SwapOp>: the default, 64 rows of A per box
+    b_boxes = min(tile_n // br, _c_div(Nr - bn + br - 1, br))
     me = ctas[rank]
-    me.bar.expected += PARTS * (a_boxes * a_box + b_boxes * BOX) + v.short_tx
+    me.bar.expected += PARTS * (a_boxes * a_box + b_boxes * br * 128) + v.short_tx
     for w in range(a_boxes):  # B (K x N) as it lies: 32 k-rows x 32 n of it, c0 along n, c1 along k
         tma_load([me], slot + w * (BOX // 2), B, bm + 32 * w, k0, 32, v)
     sb = slot + PARTS * BM * 128
     share = len(ctas)  # CTAs that split the boxes: the swapped policy multicasts (no NO_MULTICAST)
     for q in range(rank if share > 1 else 0, b_boxes, share):  # A K-major: 64 rows of A, c0 along k
-        tma_load(ctas, sb + q * BOX, A, k0, bn + 64 * q, 64, v)
+        tma_load(ctas, sb + q * br * 128, A, k0, bn + br * q, br, v)
     return a_boxes, b_boxes
 
 
@@ -390,15 +391,16 @@ FORMULAS = {
         # issue_stage
         "constexpr int A_ROWS = SW ? 32 : 64, A_BOX = SW ? TP_BOX_BYTES / 2 : TP_BOX_BYTES;",
         "const int a_boxes = max(0, min(BM / A_ROWS, (M - bm + A_ROWS - 1) / A_ROWS));",
-        "const int b_boxes = min(Op::BN / 64, (N - bn + 63) / 64);",
-        "mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * TP_BOX_BYTES) + 16);",
-        "mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * TP_BOX_BYTES));",
+        "constexpr int BR = b_box_rows<Op>::value, B_BOX = BR * 128;",
+        "const int b_boxes = min(Op::BN / BR, (N - bn + BR - 1) / BR);",
+        "mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * B_BOX) + 16);",
+        "mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * B_BOX));",
         "if constexpr (SW) tma_load_2d(slot + w * A_BOX, tmA, bm + 32 * w, k0, full);",
         "const unsigned sb = slot + Op::PARTS * BM * 128;",
         "constexpr int SHARE = skips_multicast<Op>::value ? 1 : CLUSTER;",
         "for (int q = SHARE > 1 ? (int)rank : 0; q < b_boxes; q += SHARE) {",
-        "const unsigned dst = sb + (p * (Op::BN / 64) + q) * TP_BOX_BYTES;",
-        "const int c0 = Op::B_KMAJOR ? k0 : bn + 64 * q, c1 = Op::B_KMAJOR ? p * N + bn + 64 * q : k0;",
+        "const unsigned dst = sb + (p * (Op::BN / BR) + q) * B_BOX;",
+        "const int c0 = Op::B_KMAJOR ? k0 : bn + BR * q, c1 = Op::B_KMAJOR ? p * N + bn + BR * q : k0;",
         # load_bt_fragments
         "const int lane = threadIdx.x % 32, w = (threadIdx.x % 128) / 32, g = lane / 4, t = lane % 4;",
         "const unsigned base = box + (w >> 1) * (TP_BOX_BYTES / 2);",
@@ -423,7 +425,7 @@ FORMULAS = {
         "if (m0 + 64 * mb < M) { if (n0 < N) tma_store_2d(tmC, bufs, n0, m0 + 64 * mb); "
         "if (n0 + 32 < N) tma_store_2d(tmC, bufs + TP_C_BOX_BYTES, n0 + 32, m0 + 64 * mb); }",
         # body
-        "constexpr int STAGE_BYTES = (Op::PARTS * (BM / 64 + Op::BN / 64) + (SPLIT ? Op::BN / 64 : 0)) * TP_BOX_BYTES;",
+        "constexpr int STAGE_BYTES = (Op::PARTS * (BM + Op::BN) + (SPLIT ? Op::BN : 0)) * 128;",
         "const int Mr = SW ? N : M, Nr = SW ? M : N;",
         "const void* tmR = SW ? tmB : tmA; const void* tmS = SW ? tmA : tmB;",
         "const Schedule<BM, Op::BN, CLUSTER, GROUP> sch(Mr, Nr);",

@@ -253,7 +253,7 @@ FORMULAS = {
         "if (kt == KT - 1 || (kt + 1) % F == 0) {",
         "for (int e = 0; e < NACC; e++) acc[e] += part[e];",
         # body
-        "constexpr int STAGE_BYTES = (Op::PARTS * (BM / 64 + Op::BN / 64) + (SPLIT ? Op::BN / 64 : 0)) * TP_BOX_BYTES;",
+        "constexpr int STAGE_BYTES = (Op::PARTS * (BM + Op::BN) + (SPLIT ? Op::BN : 0)) * 128;",
         "__shared__ __align__(8) unsigned long long bars[(SPLIT ? 3 : 2) * STAGES];",
         "if constexpr (SPLIT) mbar_init(bar0 + 8 * (2 * STAGES + s), Op::SPLIT_WARPS);",
         "const int kts = first < sch.tiles ? ((sch.tiles - 1 - first) / stride + 1) * KT : 0;",

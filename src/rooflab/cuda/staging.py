@@ -13,7 +13,7 @@ The rung's time includes the pre-pass: it is part of the GEMM.
 
 Schemes "tma" and "tma_fp8" (rooflab.cuda.tma) run no stage kernels: the kernel gets tensor maps of
 A and B in place of the operands (BF16; or e4m3 with B already transposed), and K as it is;
-"tma_store" and "tma_fp8_store" add C's map after B's. "tma_3xtf32" runs the 3xTF32 pre-pass, then
+"tma_store" and "tma_fp8_store" add C's map after B's ("tma_fp8_b32_store": B^T's boxes 32 rows tall). "tma_3xtf32" runs the 3xTF32 pre-pass, then
 hands the kernel maps of its outputs (and of C) with Kp; "tma_tf32t" only transposes B
 (the bits as they are) and maps A where it is, with K as it is; "tma_f32_store" maps FP32 A and B
 where they are (B as it lies, for the kernels that compute C^T = B^T A^T) and C.
@@ -35,6 +35,7 @@ TMA = "tma"  # tensor maps of the operands, no pre-pass
 TMA_STORE = "tma_store"  # ... and of C, after B's, for the kernels whose epilogue stores through TMA
 TMA_FP8 = "tma_fp8"  # the same for e4m3 operands, B handed over as B^T
 TMA_FP8_STORE = "tma_fp8_store"  # ... and C's map after B's
+TMA_FP8_B32_STORE = "tma_fp8_b32_store"  # the same with B^T in 32-row boxes (rooflab.cuda.tma's "tma_fp8_b32")
 TMA_F32_STORE = "tma_f32_store"  # FP32 operands as they lie (rooflab.cuda.tma's "tma_f32"), and C's map
 # the TF32 pre-pass, then tensor maps of its outputs and of C (the persistent TF32 and 3xTF32 kernels)
 TMA_PREPASS = {"tma_3xtf32": "3xtf32"}
@@ -44,11 +45,12 @@ TMA_TRANSPOSE = "tma_tf32t"
 
 def takes_c(scheme: str | None) -> bool:
     """The scheme's stage function also needs the output (to map it)."""
-    return scheme in (TMA_STORE, TMA_FP8_STORE, TMA_F32_STORE, TMA_TRANSPOSE, *TMA_PREPASS)
+    return scheme in (TMA_STORE, TMA_FP8_STORE, TMA_FP8_B32_STORE, TMA_F32_STORE, TMA_TRANSPOSE, *TMA_PREPASS)
 
 
 def known() -> tuple[str, ...]:
-    return (*SCHEMES, *tma.LAYOUTS, TMA_STORE, TMA_FP8_STORE, TMA_F32_STORE, TMA_TRANSPOSE, *TMA_PREPASS)
+    return (*SCHEMES, *tma.LAYOUTS, TMA_STORE, TMA_FP8_STORE, TMA_FP8_B32_STORE, TMA_F32_STORE, TMA_TRANSPOSE,
+            *TMA_PREPASS)
 
 
 def staged_k(k: int) -> int:
@@ -62,6 +64,8 @@ def stager(source: str, options: tuple[str, ...], scheme: str, m: int, n: int, k
         return tma.stager(m, n, k, label, with_c=True)
     if scheme == TMA_FP8_STORE:
         return tma.stager(m, n, k, label, tma.LAYOUTS[TMA_FP8], with_c=True)
+    if scheme == TMA_FP8_B32_STORE:
+        return tma.stager(m, n, k, label, tma.LAYOUTS["tma_fp8_b32"], with_c=True)
     if scheme == TMA_F32_STORE:
         return tma.stager(m, n, k, label, tma.LAYOUTS["tma_f32"], with_c=True)
     if scheme in tma.LAYOUTS:

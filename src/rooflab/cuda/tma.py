@@ -94,6 +94,8 @@ class Layout:
 
 
 LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True),
+           # B^T in 32-row boxes, for the FP8 tiles whose width is no multiple of 64 (128 x 224)
+           "tma_fp8_b32": Layout(E4M3, b_transposed=True, b_box_rows=32),
            "tma_f32": Layout(F32, b_transposed=False, b_box_rows=32)}
 # the TF32 pre-pass's outputs (rooflab.cuda.staging): both operands K-major FP32, one part or two
 STAGED_F32 = {1: Layout(F32, b_transposed=True), 2: Layout(F32, b_transposed=True, parts=2)}

@@ -1,7 +1,7 @@
 // The persistent, warp-specialised TMA GEMM body of the Hopper tensor-core rungs (BF16, TF32, 3xTF32
 // and FP8), one protocol for every precision; what differs per precision is an operand policy:
 //   BK       k per stage: one 128-byte swizzle row of the element (BF16 64, TF32 32, e4m3 128)
-//   BN       tile columns (a multiple of 64); NACC = BN / 2 accumulators a consumer thread
+//   BN       tile columns (a multiple of B's box rows); NACC = BN / 2 accumulators a consumer thread
 //   PARTS    copies of each operand a stage holds (3xTF32: a TF32 high part and a residual, stacked
 //            in one map: part p of row r at row p * rows + r)
 //   B_KMAJOR B arrives transposed (B^T, N x K: boxes at (k, n)); else B's 64-column panels (n, k)
@@ -23,8 +23,10 @@
 //            place or rewritten there) before a third barrier of the stage lets the consumers at it;
 //            the consumers split B^T's fragments in registers (Op::split_b) and sum the products in a
 //            partial accumulator flushed every FLUSH k-tiles (consume_tile_split)
+//   B_BOX_ROWS (optional, default 64) the rows of a box of B: 32 for tiles whose BN is no multiple of 64
+//            (the host maps B with boxes as tall)
 // Every box is 64 rows of 128 bytes (8 KB), 128-byte swizzled: a stage holds PARTS x (BM / 64) boxes
-// of A, then PARTS x (BN / 64) boxes of B (SWAP_AB: BM / 32 boxes of B, then BN / 64 of A; SPLIT_A: then
+// of A, then PARTS x (BN / B_BOX_ROWS) boxes of B (SWAP_AB: BM / 32 boxes of B, then BN / 64 of A; SPLIT_A: then
 // A's residual, BN x 128 bytes).
 //
 // Persistent and warp-specialised, in clusters of CLUSTER CTAs stacked along M (1: no cluster): at
@@ -57,9 +59,9 @@
 #ifndef GROUP_M
 #define GROUP_M 16
 #endif
-// the ring: per stage parts x (2 A boxes + bn / 64 B boxes), + 1024 for aligning it; + the TMA-store
+// the ring: per stage parts x (128 rows of A + bn rows of B) of 128 bytes, + 1024 for aligning it; + the TMA-store
 // epilogue's staging: cbufs boxes (2 unless said) for each of 2 consumer warpgroups
-#define TP_SMEM(parts, bn, stages) ((stages) * (parts) * (2 + (bn) / 64) * TP_BOX_BYTES + 1024)
+#define TP_SMEM(parts, bn, stages) ((stages) * (parts) * (128 + (bn)) * 128 + 1024)
 #define TP_STORE_SMEM_BUFS(parts, bn, stages, cbufs) (TP_SMEM(parts, bn, stages) + 2 * (cbufs) * TP_C_BOX_BYTES)
 #define TP_STORE_SMEM(parts, bn, stages) TP_STORE_SMEM_BUFS(parts, bn, stages, 2)
 // SPLIT_A: a residual of the stage's A (bn rows x 128 bytes) beside each stage
@@ -130,6 +132,17 @@ struct skips_multicast<Op, decltype(void(Op::NO_MULTICAST))> {
     static constexpr bool value = Op::NO_MULTICAST;
 };
 
+// Op::B_BOX_ROWS where the policy declares it, else 64: the rows of one box of B (a stage's B is BN / B_BOX_ROWS
+// of them, one after another: the same K-major swizzled operand whatever their height)
+template <class Op, class = void>
+struct b_box_rows {
+    static constexpr int value = 64;
+};
+template <class Op>
+struct b_box_rows<Op, decltype(void(Op::B_BOX_ROWS))> {
+    static constexpr int value = Op::B_BOX_ROWS;
+};
+
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
 // grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...
 template <int BM, int BN, int CLUSTER, int GROUP = GROUP_M>
@@ -166,11 +179,13 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
     constexpr int A_ROWS = SW ? 32 : 64, A_BOX = SW ? TP_BOX_BYTES / 2 : TP_BOX_BYTES;  // SW: 32 k x 32 n
     const int k0 = kt * Op::BK;
     const int a_boxes = max(0, min(BM / A_ROWS, (M - bm + A_ROWS - 1) / A_ROWS));
-    const int b_boxes = min(Op::BN / 64, (N - bn + 63) / 64);
+    constexpr int BR = b_box_rows<Op>::value, B_BOX = BR * 128;
+    static_assert(Op::BN % BR == 0, "a tile's B is whole boxes");
+    const int b_boxes = min(Op::BN / BR, (N - bn + BR - 1) / BR);
 #ifdef PLANT_SHORT_TX  // a planted bug for the GPU tests: the barrier waits for 16 bytes that never come
-    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * TP_BOX_BYTES) + 16);
+    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * B_BOX) + 16);
 #else
-    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * TP_BOX_BYTES));
+    mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * B_BOX));
 #endif
 #pragma unroll
     for (int p = 0; p < Op::PARTS; p++)
@@ -185,8 +200,8 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
 #pragma unroll
     for (int p = 0; p < Op::PARTS; p++) {
         for (int q = SHARE > 1 ? (int)rank : 0; q < b_boxes; q += SHARE) {
-            const unsigned dst = sb + (p * (Op::BN / 64) + q) * TP_BOX_BYTES;
-            const int c0 = Op::B_KMAJOR ? k0 : bn + 64 * q, c1 = Op::B_KMAJOR ? p * N + bn + 64 * q : k0;
+            const unsigned dst = sb + (p * (Op::BN / BR) + q) * B_BOX;
+            const int c0 = Op::B_KMAJOR ? k0 : bn + BR * q, c1 = Op::B_KMAJOR ? p * N + bn + BR * q : k0;
             if constexpr (SHARE > 1)
                 tma_load_2d_multicast(dst, tmB, c0, c1, full, (unsigned short)((1u << CLUSTER) - 1));
             else
@@ -632,7 +647,7 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
 {
     constexpr int CONSUMERS = 2, BM = 64 * CONSUMERS;
     constexpr bool SPLIT = splits_a<Op>::value;  // SPLIT_A: + A's residual a stage, + its ready barrier
-    constexpr int STAGE_BYTES = (Op::PARTS * (BM / 64 + Op::BN / 64) + (SPLIT ? Op::BN / 64 : 0)) * TP_BOX_BYTES;
+    constexpr int STAGE_BYTES = (Op::PARTS * (BM + Op::BN) + (SPLIT ? Op::BN : 0)) * 128;
     static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "register file overcommitted");
     extern __shared__ __align__(1024) unsigned char tp_smem[];
     __shared__ __align__(8) unsigned long long bars[(SPLIT ? 3 : 2) * STAGES];

@@ -37,6 +37,22 @@ __device__ __forceinline__ void wgmma_m64n192k32_e4m3(float (&d)[96], unsigned l
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// D (64 x 224, FP32, 112 registers per thread) (+)= A (64 x 32 e4m3) * B (224 x 32 e4m3), as above
+__device__ __forceinline__ void wgmma_m64n224k32_e4m3(float (&d)[112], unsigned long long desc_a,
+                                                      unsigned long long desc_b, int scale_d)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %114, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n224k32.f32.e4m3.e4m3 {"
+        WGMMA_D112_REGS
+        "}, %112, %113, p, 1, 1;\n"  // scale-a = scale-b = +1
+        "}\n"
+        : WGMMA_D112_OPS(d)
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // D (64 x 256, FP32, 128 registers per thread) (+)= A (64 x 32 e4m3) * B (256 x 32 e4m3), both K-major
 // (8-bit types have no transpose) in shared memory through descriptors; scale_d = 0: D = A * B.
 __device__ __forceinline__ void wgmma_m64n256k32_e4m3(float (&d)[128], unsigned long long desc_a,

@@ -54,12 +54,12 @@ def persistent_grid(cluster: int, bm: int = 128, bn: int = 256, swap_ab: bool = 
 def persistent_smem_bytes(stages: int, parts: int = 1, bn: int = 256, tma_store: bool = True, c_bufs: int = 2,
                           split_a: bool = False) -> int:
     """TP_SMEM / TP_STORE_SMEM_BUFS(parts, bn, stages, c_bufs) of include/tma_persistent.cuh: per stage parts x
-    (2 A boxes + bn / 64 B boxes) of 8 KB, + 1024 for aligning the ring, + (TMA store) c_bufs 64 x 32 FP32
+    (128 rows of A + bn rows of B) of 128 bytes, + 1024 for aligning the ring, + (TMA store) c_bufs 64 x 32 FP32
     boxes of C for each of 2 consumers; split_a (TP_SPLIT_STORE_SMEM): + a residual of the stage's bn / 64
     boxes of A a stage."""
     box = 64 * 128
     residual = stages * (bn // 64) * box if split_a else 0
-    return stages * parts * (2 + bn // 64) * box + residual + 1024 + (2 * c_bufs * box if tma_store else 0)
+    return stages * parts * (128 + bn) * 128 + residual + 1024 + (2 * c_bufs * box if tma_store else 0)
 
 
 def spread_store(parts: int) -> str:
@@ -79,6 +79,8 @@ class Variant:
     shared_mem: int = 0
     # a library rung's configuration (a Triton tile, rooflab.rungs.triton.Config.spec), replacing the rung's own
     config: str | None = None
+    # the operands' staging where this kernel takes them otherwise than the rung's default (rooflab.cuda.staging)
+    staging: str | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,8 @@ class Rung:
 
         if v.config is not None:
             return replace(self, config=v.config)
-        return replace(self, kernel=v.kernel, block=v.block, grid=v.grid, shared_mem=v.shared_mem)
+        return replace(self, kernel=v.kernel, block=v.block, grid=v.grid, shared_mem=v.shared_mem,
+                       staging=v.staging or self.staging)
     # a library rung: which library runs it, a key of rooflab.measure.libraries.LIBRARIES ("cublas",
     # "triton"; a name keeps this record free of CUDA imports), and the library's configuration
     library: str | None = None
