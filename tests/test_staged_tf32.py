@@ -96,3 +96,8 @@ def test_a_staged_rung_launches_its_kernel_on_the_staged_operands(monkeypatch):
 def test_an_unknown_scheme_is_refused():
     with pytest.raises(ValueError, match="unknown staging"):
         staging.stager("rungs/wgmma_tf32.cu", (), "fp8", 4, 4, 4, "x")
+    # "<layout>_store" exists for the layouts rooflab.cuda.tma has, and only for them
+    assert staging.takes_c("tma_fp8_b224_store") and "tma_fp8_b224_store" in staging.known()
+    assert not staging.takes_c("tma_fp8_b100_store") and "tma_fp8_b100_store" not in staging.known()
+    with pytest.raises(ValueError, match="unknown staging"):
+        staging.stager("rungs/wgmma_fp8.cu", (), "tma_fp8_b100_store", 4, 4, 4, "x")

@@ -32,12 +32,14 @@ PERSISTENT = (*[r for r in TMA_RUNGS if r.name in ("wgmma_bf16_persistent", "wgm
 OPS = {"tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
        "tf32_tma::X3Op": (2, 128), "tf32_tma::X3SwapOp": (1, 128),
        "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<192": (1, 192),
-       "fp8_gemm::Fp8Op<256": (1, 256), "fp8_gemm::Fp8OpOwnB<192": (1, 192), "fp8_gemm::Fp8OpB32<": (1, 224)}
+       "fp8_gemm::Fp8Op<256": (1, 256), "fp8_gemm::Fp8OpOwnB<192": (1, 192), "fp8_gemm::Fp8OpBox<192": (1, 192),
+       "fp8_gemm::Fp8OpBox<224": (1, 224)}
 SPLIT_OPS = ("tf32_tma::X3SwapOp",)
 # the policies whose B boxes are not 64 rows tall, and the staging that maps B so
-B_BOXES = {"fp8_gemm::Fp8OpB32<": (32, staging.TMA_FP8_B32_STORE)}
-STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_FP8_B32_STORE, staging.TMA_F32_STORE,
-           staging.TMA_TRANSPOSE, *staging.TMA_PREPASS)
+B_BOXES = {f"fp8_gemm::Fp8OpBox<{bn}, {rows},": (rows, f"tma_fp8_b{rows}_store") for bn, rows in ((192, 192), (224, 224),
+                                                                                                (224, 32))}
+STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS,
+           *(scheme for _, scheme in B_BOXES.values()))
 
 
 def _entries(source: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:

@@ -204,6 +204,11 @@ def test_the_16_byte_pitch_rule():
     assert any("aligned" in p for p in good.problems(0x1008))
     assert any("pitch 14" in p for p in tma.MapSpec(rows=5, cols=7, pitch=14).problems(0x1000))
     assert any("shorter" in p for p in tma.MapSpec(rows=5, cols=9, pitch=16).problems(0x1000))
+    # a box spans at most 256 elements a side: a whole 224-row FP8 tile of B^T is one box, 257 rows are refused
+    fp8 = tma.LAYOUTS["tma_fp8"].element
+    assert tma.MapSpec(rows=4096, cols=4096, pitch=4096, element=fp8, box_rows=224).problems(0x1000) == []
+    assert any("outside 1..256" in p for p in
+               tma.MapSpec(rows=4096, cols=4096, pitch=4096, element=fp8, box_rows=257).problems(0x1000))
 
 
 def test_a_map_tma_would_misread_is_never_encoded(monkeypatch):

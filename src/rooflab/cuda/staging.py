@@ -13,10 +13,11 @@ The rung's time includes the pre-pass: it is part of the GEMM.
 
 Schemes "tma" and "tma_fp8" (rooflab.cuda.tma) run no stage kernels: the kernel gets tensor maps of
 A and B in place of the operands (BF16; or e4m3 with B already transposed), and K as it is;
-"tma_store" and "tma_fp8_store" add C's map after B's ("tma_fp8_b32_store": B^T's boxes 32 rows tall). "tma_3xtf32" runs the 3xTF32 pre-pass, then
+every layout of rooflab.cuda.tma with "_store" after its name ("tma_store", "tma_fp8_store",
+"tma_fp8_b224_store" ...) adds C's map after B's; "tma_f32_store" maps FP32 A and B where they are (B as
+it lies, for the kernels that compute C^T = B^T A^T) and C. "tma_3xtf32" runs the 3xTF32 pre-pass, then
 hands the kernel maps of its outputs (and of C) with Kp; "tma_tf32t" only transposes B
-(the bits as they are) and maps A where it is, with K as it is; "tma_f32_store" maps FP32 A and B
-where they are (B as it lies, for the kernels that compute C^T = B^T A^T) and C.
+(the bits as they are) and maps A where it is, with K as it is.
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ from rooflab.cuda.gpu import cupy
 STAGE_K = 32  # one 128-byte row of FP32: a k-tile of the wgmma kernels
 SCHEMES = {"tf32": 1, "3xtf32": 2}  # parts per operand: TF32-rounded, or big + small
 TMA = "tma"  # tensor maps of the operands, no pre-pass
+STORE_SUFFIX = "_store"  # a layout's name and this: its maps and C's, for the kernels that store C through TMA
 TMA_STORE = "tma_store"  # ... and of C, after B's, for the kernels whose epilogue stores through TMA
 TMA_FP8 = "tma_fp8"  # the same for e4m3 operands, B handed over as B^T
 TMA_FP8_STORE = "tma_fp8_store"  # ... and C's map after B's
-TMA_FP8_B32_STORE = "tma_fp8_b32_store"  # the same with B^T in 32-row boxes (rooflab.cuda.tma's "tma_fp8_b32")
 TMA_F32_STORE = "tma_f32_store"  # FP32 operands as they lie (rooflab.cuda.tma's "tma_f32"), and C's map
 # the TF32 pre-pass, then tensor maps of its outputs and of C (the persistent TF32 and 3xTF32 kernels)
 TMA_PREPASS = {"tma_3xtf32": "3xtf32"}
@@ -45,12 +46,18 @@ TMA_TRANSPOSE = "tma_tf32t"
 
 def takes_c(scheme: str | None) -> bool:
     """The scheme's stage function also needs the output (to map it)."""
-    return scheme in (TMA_STORE, TMA_FP8_STORE, TMA_FP8_B32_STORE, TMA_F32_STORE, TMA_TRANSPOSE, *TMA_PREPASS)
+    return _stored_layout(scheme) is not None or scheme in (TMA_TRANSPOSE, *TMA_PREPASS)
+
+
+def _stored_layout(scheme: str | None) -> tma.Layout | None:
+    """The layout a "<layout>_store" scheme maps A and B in (C's map after them); None for the others."""
+    if scheme is None or not scheme.endswith(STORE_SUFFIX):
+        return None
+    return tma.LAYOUTS.get(scheme.removesuffix(STORE_SUFFIX))
 
 
 def known() -> tuple[str, ...]:
-    return (*SCHEMES, *tma.LAYOUTS, TMA_STORE, TMA_FP8_STORE, TMA_FP8_B32_STORE, TMA_F32_STORE, TMA_TRANSPOSE,
-            *TMA_PREPASS)
+    return (*SCHEMES, *tma.LAYOUTS, *(name + STORE_SUFFIX for name in tma.LAYOUTS), TMA_TRANSPOSE, *TMA_PREPASS)
 
 
 def staged_k(k: int) -> int:
@@ -60,14 +67,8 @@ def staged_k(k: int) -> int:
 def stager(source: str, options: tuple[str, ...], scheme: str, m: int, n: int, k: int,
            label: str) -> tuple[Callable, int]:
     """stage(a, b) -> (a', b') for one problem shape, and the K the kernel is called with."""
-    if scheme == TMA_STORE:
-        return tma.stager(m, n, k, label, with_c=True)
-    if scheme == TMA_FP8_STORE:
-        return tma.stager(m, n, k, label, tma.LAYOUTS[TMA_FP8], with_c=True)
-    if scheme == TMA_FP8_B32_STORE:
-        return tma.stager(m, n, k, label, tma.LAYOUTS["tma_fp8_b32"], with_c=True)
-    if scheme == TMA_F32_STORE:
-        return tma.stager(m, n, k, label, tma.LAYOUTS["tma_f32"], with_c=True)
+    if (stored := _stored_layout(scheme)) is not None:
+        return tma.stager(m, n, k, label, stored, with_c=True)
     if scheme in tma.LAYOUTS:
         return tma.stager(m, n, k, label, tma.LAYOUTS[scheme])
     if scheme == TMA_TRANSPOSE:

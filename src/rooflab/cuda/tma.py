@@ -58,6 +58,7 @@ BOX = 64  # elements a side: 64 BF16 = 128 bytes, one row of the 128-byte swizzl
 MAP_BYTES = 128
 PITCH_ALIGN = 16  # bytes: row pitch and base address
 SWIZZLE_SPAN = 128  # bytes: a box's inner extent under the 128-byte swizzle
+MAX_BOX = 256  # elements: the most a box spans in any dimension
 CACHE_ENTRIES = 32
 
 
@@ -94,8 +95,8 @@ class Layout:
 
 
 LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True),
-           # B^T in 32-row boxes, for the FP8 tiles whose width is no multiple of 64 (128 x 224)
-           "tma_fp8_b32": Layout(E4M3, b_transposed=True, b_box_rows=32),
+           # B^T in boxes of other heights: 32 rows, or one box of a whole 192- or 224-row FP8 tile
+           **{f"tma_fp8_b{rows}": Layout(E4M3, b_transposed=True, b_box_rows=rows) for rows in (32, 192, 224)},
            "tma_f32": Layout(F32, b_transposed=False, b_box_rows=32)}
 # the TF32 pre-pass's outputs (rooflab.cuda.staging): both operands K-major FP32, one part or two
 STAGED_F32 = {1: Layout(F32, b_transposed=True), 2: Layout(F32, b_transposed=True, parts=2)}
@@ -137,6 +138,8 @@ class MapSpec:
             out.append(f"dimensions {self.dims} outside 1..2^32")
         if self.box[0] * self.element.bytes > SWIZZLE_SPAN:
             out.append("the 128-byte swizzle needs an inner box of at most 128 bytes")
+        if not all(1 <= b <= MAX_BOX for b in self.box):
+            out.append(f"box {self.box} outside 1..{MAX_BOX} elements a side")
         return out
 
 

@@ -118,11 +118,12 @@ struct Fp8OpOwnB : Fp8Op<BN_, FLUSH_> {
     static constexpr bool NO_MULTICAST = true;
 };
 
-// the same policy on 224-column tiles, whose B^T arrives in 32-row boxes (the host's "tma_fp8_b32" maps): seven a
-// stage, so no rows past the tile's are loaded
-template <int FLUSH_>
-struct Fp8OpB32 : Fp8Op<224, FLUSH_> {
-    static constexpr int B_BOX_ROWS = 32;
+// the same policy with B^T in boxes BR rows tall (the host's "tma_fp8_b<BR>" maps): one box of the whole tile
+// (BR = BN; TMA takes up to 256 rows, and 128-byte rows swizzled in 8-row atoms lie as 64-row boxes do), or 32-row
+// boxes for a width no multiple of 64
+template <int BN_, int BR, int FLUSH_>
+struct Fp8OpBox : Fp8Op<BN_, FLUSH_> {
+    static constexpr int B_BOX_ROWS = BR;
 };
 
 // one producer warpgroup + CONSUMERS consumer warpgroups; registers move from the producer
@@ -362,14 +363,32 @@ mm_wgmma_fp8_persistent_n192(const void* tmA, const void* tmB, float* C, int M, 
 #endif
 }
 
+// 128 x 192 with B^T in one 192-row box a stage: three fewer TMA issues a stage than in 64-row boxes
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n192_b192(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox<192, 192, 1>, 1, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
 // 128 x 224 tiles: operand bytes a MAC 1/224 + 1/128, 6% fewer than 128 x 192's; accumulator and partial 112 + 112
 // registers, so the consumers take 240 and the producer warpgroup keeps 24 (128 x (24 + 2 x 240) = the launch's
-// 384 x 168); C from the registers, 5 stages (TP_SMEM(1, 224, 5) = 226304 bytes)
+// 384 x 168); C from the registers, 5 stages (TP_SMEM(1, 224, 5) = 226304 bytes); B^T in one 224-row box a stage
 extern "C" __global__ void __launch_bounds__(384, 1)
 mm_wgmma_fp8_persistent_n224(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_persistent::body<fp8_gemm::Fp8OpB32<1>, 1, 5, 24, 240, false>(tmA, tmB, C, M, N, K);
+    tma_persistent::body<fp8_gemm::Fp8OpBox<224, 224, 1>, 1, 5, 24, 240, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the same in 32-row boxes of B^T, seven a stage
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n224_b32(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox<224, 32, 1>, 1, 5, 24, 240, false>(tmA, tmB, C, M, N, K);
 #endif
 }
 

@@ -56,10 +56,13 @@ _PERSISTENT_VARIANTS = (
     Variant("128x192x128 persistent, producer + 2 consumers stages 5, C stored from registers, accurate accumulation",
             "mm_wgmma_fp8_persistent_n192", (384, 1, 1), persistent_grid(1, bn=192),
             persistent_smem_bytes(5, bn=192, tma_store=False)),
-    # 128 x 224 tiles: 6% fewer operand bytes a MAC again, in 112 + 112 registers (B^T in 32-row boxes)
-    Variant("128x224x128 persistent, producer + 2 consumers stages 5, C stored from registers, accurate accumulation",
-            "mm_wgmma_fp8_persistent_n224", (384, 1, 1), persistent_grid(1, bn=224),
-            persistent_smem_bytes(5, bn=224, tma_store=False), staging="tma_fp8_b32_store"),
+    # the same with B^T in one box a stage; 128 x 224 tiles: 6% fewer operand bytes a MAC again, in 112 + 112
+    # registers, B^T in one box a stage or in 32-row boxes
+    *(Variant(f"128x{bn}x128 persistent, producer + 2 consumers stages 5, B^T in {boxes}, C stored from registers, "
+              "accurate accumulation", f"mm_wgmma_fp8_persistent_n{bn}{suffix}", (384, 1, 1), persistent_grid(1, bn=bn),
+              persistent_smem_bytes(5, bn=bn, tma_store=False), staging=f"tma_fp8_b{rows}_store")
+      for bn, rows, boxes, suffix in ((192, 192, "one box", "_b192"), (224, 224, "one box", ""),
+                                      (224, 32, "32-row boxes", "_b32"))),
     # the 128 x 192 tiles in 2-CTA clusters: B^T multicast; each CTA loading all of B^T, slots still released on
     # both (the lock-step without the shared loads); and launched in pairs, each CTA on its own (the placement)
     *(Variant(f"2x(128x192x128) clusters, {what}, persistent stages 5, C stored from registers, accurate accumulation",
