@@ -207,3 +207,12 @@ def test_the_remaining_gap_paragraph_quotes_this_runs_issue_rates():
     # not profiled: no issue rates, and no reference figures from another run in their place
     assert "of cycles issue" not in bare and "instructions against" not in bare
     assert "reference" not in bare and "2026" not in bare and "H200" not in bare
+
+
+@pytest.mark.parametrize("rung", [r for r in rungs.LADDER if r.variants], ids=lambda r: r.name)
+def test_a_rungs_own_launch_is_its_first_variants(rung):
+    """The record's own kernel, geometry and staging are its default variant's: whatever reads the record without
+    choosing a variant launches what `rooflab gemm` launches by default."""
+    first = rung.with_variant(rung.variants[0])
+    assert (rung.kernel, rung.block, rung.grid, rung.shared_mem, rung.staging, rung.config) == \
+        (first.kernel, first.block, first.grid, first.shared_mem, first.staging, first.config)

@@ -36,10 +36,15 @@ OPS = {"tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma
        "fp8_gemm::Fp8OpBox<224": (1, 224)}
 SPLIT_OPS = ("tf32_tma::X3SwapOp",)
 # the policies whose B boxes are not 64 rows tall, and the staging that maps B so
-B_BOXES = {f"fp8_gemm::Fp8OpBox<{bn}, {rows},": (rows, f"tma_fp8_b{rows}_store") for bn, rows in ((192, 192), (224, 224),
-                                                                                                (224, 32))}
 STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS,
-           *(scheme for _, scheme in B_BOXES.values()))
+           "tma_fp8_b192_store", "tma_fp8_b224_store", "tma_fp8_b32_store", "tma_fp8_a128_b224_store", "tma_a128_store")
+
+
+def _box_rows(op: str) -> tuple[int, int]:
+    """(rows of a box of B, of A) the BF16 or FP8 policy loads: Fp8OpBox<BN, BR, FLUSH[, AR]>, Bf16OpA128, else 64."""
+    if m := re.match(r"fp8_gemm::Fp8OpBox<\d+, (\d+), -?\d+(?:, (\d+))?>", op):
+        return int(m[1]), int(m[2] or 64)
+    return (64, 128) if op == "tma_gemm::Bf16OpA128" else (64, 64)
 
 
 def _entries(source: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:
@@ -67,10 +72,13 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
         assert group in (8, 16, 32) and 2 <= c_bufs <= 8, v.kernel
         parts, bn = _op(op)
         ring = (stages * parts * (128 + bn) + (stages * bn if op.startswith(SPLIT_OPS) else 0)) * 128 + 1024
-        box_rows, scheme = next((v for k, v in B_BOXES.items() if op.startswith(k)), (64, None))
-        assert bn % box_rows == 0 and v.staging == scheme, v.kernel  # whole boxes; B mapped in boxes as tall
-        if scheme:
-            assert tma.LAYOUTS[scheme.removesuffix("_store")].b_box_rows == box_rows
+        if op.startswith(("fp8_gemm::", "tma_gemm::")):  # whole boxes, mapped on the host in boxes as tall
+            b_rows, a_rows = _box_rows(op)
+            layout = tma.LAYOUTS[(v.staging or rung.staging).removesuffix("_store")]
+            assert bn % b_rows == 0 and 128 % a_rows == 0, v.kernel
+            assert (layout.b_box_rows, layout.a_box_rows) == (b_rows, a_rows), v.kernel
+            # every FP8 variant names its maps (their boxes differ); a BF16 one only where it differs from the rung's
+            assert v.staging if op.startswith("fp8_gemm::") else (v.staging is None) == ((a_rows, b_rows) == (64, 64))
         assert c_bufs <= bn // 32, v.kernel  # at most every box of a consumer's 64 x bn
         assert v.shared_mem == ring + (2 * c_bufs * 8192 if store else 0) <= SMEM_LIMIT, v.label
         assert v.block == (384, 1, 1) and 128 * (producer_regs + 2 * consumer_regs) <= 65536, v.label
@@ -91,7 +99,8 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
 def test_the_precisions_carry_their_own_staging_and_tolerance():
     assert WGMMA_TF32_TMA.staging == staging.TMA_TRANSPOSE and WGMMA_3XTF32_TMA.staging == "tma_3xtf32"
     assert WGMMA_TF32_TMA.rounding == "tf32_trunc"  # the tensor core truncates the bits nobody rounded
-    assert WGMMA_FP8_PERSISTENT.staging == staging.TMA_FP8_STORE
+    # e4m3 maps of A and B^T, C after them; the default 128 x 224 tile takes B^T in one 224-row box
+    assert WGMMA_FP8_PERSISTENT.staging == "tma_fp8_b224_store" and tma.LAYOUTS["tma_fp8_b224"].element.name == "e4m3"
     from rooflab.rungs.tensor import WGMMA_3XTF32, WGMMA_TF32
 
     assert WGMMA_TF32_TMA.precision == WGMMA_TF32.precision

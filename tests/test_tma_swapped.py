@@ -389,7 +389,7 @@ def test_the_replayed_kernels_are_the_entry_points():
 FORMULAS = {
     "tma_persistent.cuh": [
         # issue_stage
-        "constexpr int A_ROWS = SW ? 32 : 64, A_BOX = SW ? TP_BOX_BYTES / 2 : TP_BOX_BYTES;",
+        "constexpr int A_ROWS = SW ? 32 : a_box_rows<Op>::value, A_BOX = A_ROWS * 128;",
         "const int a_boxes = max(0, min(BM / A_ROWS, (M - bm + A_ROWS - 1) / A_ROWS));",
         "constexpr int BR = b_box_rows<Op>::value, B_BOX = BR * 128;",
         "const int b_boxes = min(Op::BN / BR, (N - bn + BR - 1) / BR);",

@@ -86,17 +86,21 @@ F32 = Element("FP32", DATA_TYPE_FLOAT32, 4, "uint32")  # C, for the kernels that
 class Layout:
     """How a kernel takes its operands: their element, whether B arrives transposed (B^T, N x K), and
     how many parts of each are stacked in one map (3xTF32's high part and residual: part p of row r
-    at row p x rows + r), and how many rows a box of B spans."""
+    at row p x rows + r), and how many rows a box of B and a box of A span."""
 
     element: Element
     b_transposed: bool
     parts: int = 1
     b_box_rows: int = 64
+    a_box_rows: int = 64
 
 
 LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True),
            # B^T in boxes of other heights: 32 rows, or one box of a whole 192- or 224-row FP8 tile
            **{f"tma_fp8_b{rows}": Layout(E4M3, b_transposed=True, b_box_rows=rows) for rows in (32, 192, 224)},
+           # ... and A in one box of a 128-row tile
+           "tma_fp8_a128_b224": Layout(E4M3, b_transposed=True, b_box_rows=224, a_box_rows=128),
+           "tma_a128": Layout(BF16, b_transposed=False, a_box_rows=128),
            "tma_f32": Layout(F32, b_transposed=False, b_box_rows=32)}
 # the TF32 pre-pass's outputs (rooflab.cuda.staging): both operands K-major FP32, one part or two
 STAGED_F32 = {1: Layout(F32, b_transposed=True), 2: Layout(F32, b_transposed=True, parts=2)}
@@ -158,7 +162,8 @@ def operand_specs(m: int, n: int, k: int, a_pitch: int | None = None,
     """The maps of A (M x K) and B (K x N, or N x K transposed): row pitch as stored (default: packed rows)."""
     el = layout.element
     b_rows, b_cols = b_shape(n, k, layout)
-    return (MapSpec(rows=layout.parts * m, cols=k, pitch=a_pitch or k * el.bytes, element=el),
+    return (MapSpec(rows=layout.parts * m, cols=k, pitch=a_pitch or k * el.bytes, element=el,
+                    box_rows=layout.a_box_rows),
             MapSpec(rows=b_rows, cols=b_cols, pitch=b_pitch or b_cols * el.bytes, element=el,
                     box_rows=layout.b_box_rows))
 

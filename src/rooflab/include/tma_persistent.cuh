@@ -143,6 +143,17 @@ struct b_box_rows<Op, decltype(void(Op::B_BOX_ROWS))> {
     static constexpr int value = Op::B_BOX_ROWS;
 };
 
+// Op::A_BOX_ROWS where the policy declares it, else 64: the rows of one box of A (BM / A_BOX_ROWS a part and stage;
+// 128 rows of a 128-row tile in one box lie as two 64-row boxes do)
+template <class Op, class = void>
+struct a_box_rows {
+    static constexpr int value = 64;
+};
+template <class Op>
+struct a_box_rows<Op, decltype(void(Op::A_BOX_ROWS))> {
+    static constexpr int value = Op::A_BOX_ROWS;
+};
+
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
 // grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...
 template <int BM, int BN, int CLUSTER, int GROUP = GROUP_M>
@@ -176,7 +187,8 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
 {
     constexpr bool SW = swaps_ab<Op>::value;
     static_assert(!SW || Op::PARTS == 1, "the swapped product loads one part of B");
-    constexpr int A_ROWS = SW ? 32 : 64, A_BOX = SW ? TP_BOX_BYTES / 2 : TP_BOX_BYTES;  // SW: 32 k x 32 n
+    constexpr int A_ROWS = SW ? 32 : a_box_rows<Op>::value, A_BOX = A_ROWS * 128;  // SW: 32 k x 32 n
+    static_assert(BM % A_ROWS == 0, "a tile's A is whole boxes");
     const int k0 = kt * Op::BK;
     const int a_boxes = max(0, min(BM / A_ROWS, (M - bm + A_ROWS - 1) / A_ROWS));
     constexpr int BR = b_box_rows<Op>::value, B_BOX = BR * 128;
@@ -193,7 +205,7 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
             if constexpr (SW)
                 tma_load_2d(slot + w * A_BOX, tmA, bm + 32 * w, k0, full);
             else
-                tma_load_2d(slot + (p * (BM / 64) + w) * TP_BOX_BYTES, tmA, k0, p * M + bm + 64 * w, full);
+                tma_load_2d(slot + (p * (BM / A_ROWS) + w) * A_BOX, tmA, k0, p * M + bm + A_ROWS * w, full);
         }
     const unsigned sb = slot + Op::PARTS * BM * 128;
     constexpr int SHARE = skips_multicast<Op>::value ? 1 : CLUSTER;  // CTAs that split B's boxes

@@ -250,6 +250,11 @@ struct Bf16OpOwnB : Bf16Op {
     static constexpr bool NO_MULTICAST = true;
 };
 
+// the same with the tile's 128 rows of A in one box (the host's "tma_a128" maps): five TMA issues a stage, not six
+struct Bf16OpA128 : Bf16Op {
+    static constexpr int A_BOX_ROWS = 128;
+};
+
 }  // namespace tma_gemm
 #endif
 
@@ -305,6 +310,15 @@ mm_wgmma_bf16_tma_store(const void* tmA, const void* tmB, float* C, int M, int N
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tma_gemm::Bf16Op, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);  // MM_TMA_STORE_SMEM(4) = 230400 bytes
+#endif
+}
+
+// the same with A in one 128-row box a stage
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_a128(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16OpA128, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }
 

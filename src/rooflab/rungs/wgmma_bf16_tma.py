@@ -62,6 +62,8 @@ _STORE_VARIANTS = (
             "mm_wgmma_bf16_tma_store_cluster_ownb", (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
     Variant("2x(128x256x64) clusters, each CTA on its own, TMA-store epilogue stages 4", "mm_wgmma_bf16_tma_store_pair",
             (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
+    Variant("128x256x64 persistent, TMA-store epilogue stages 4, A in one box", "mm_wgmma_bf16_tma_store_a128",
+            (384, 1, 1), persistent_grid(1), store_smem_bytes(4), staging="tma_a128_store"),
     *(Variant(f"128x256x64 persistent, TMA-store epilogue stages 4, groups of {g}", f"mm_wgmma_bf16_tma_store_g{g}",
               (384, 1, 1), persistent_grid(1), store_smem_bytes(4)) for g in (8, 32)),
     # ring stages traded for C boxes staged at once (of a consumer's 8), in the same shared memory

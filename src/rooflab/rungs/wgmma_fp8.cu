@@ -121,9 +121,9 @@ struct Fp8OpOwnB : Fp8Op<BN_, FLUSH_> {
 // the same policy with B^T in boxes BR rows tall (the host's "tma_fp8_b<BR>" maps): one box of the whole tile
 // (BR = BN; TMA takes up to 256 rows, and 128-byte rows swizzled in 8-row atoms lie as 64-row boxes do), or 32-row
 // boxes for a width no multiple of 64
-template <int BN_, int BR, int FLUSH_>
+template <int BN_, int BR, int FLUSH_, int AR = 64>
 struct Fp8OpBox : Fp8Op<BN_, FLUSH_> {
-    static constexpr int B_BOX_ROWS = BR;
+    static constexpr int B_BOX_ROWS = BR, A_BOX_ROWS = AR;  // AR 128: the tile's A in one box too
 };
 
 // one producer warpgroup + CONSUMERS consumer warpgroups; registers move from the producer
@@ -380,6 +380,15 @@ mm_wgmma_fp8_persistent_n224(const void* tmA, const void* tmB, float* C, int M, 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8OpBox<224, 224, 1>, 1, 5, 24, 240, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the same with A in one 128-row box as well: two TMA issues a stage
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n224_a128(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox<224, 224, 1, 128>, 1, 5, 24, 240, false>(tmA, tmB, C, M, N, K);
 #endif
 }
 

@@ -10,6 +10,8 @@ B that way too, so the transposition is part of preparing the inputs, done once 
 and timed for neither: the same bytes go to both. Their climb paragraphs are in
 rooflab/report/climb/fp8.py."""
 
+from dataclasses import replace
+
 from rooflab.rungs.record import Rung, Variant, cdiv, persistent_grid, persistent_smem_bytes, spread_store
 
 BOX_BYTES = 64 * 128  # one 128 k x 64 row e4m3 box
@@ -50,19 +52,24 @@ _VARIANTS = (
 )
 # persistent on include/tma_persistent.cuh's body, C through TMA stores: accurate accumulation first, as above
 _PERSISTENT_VARIANTS = (
-    # 128 x 192 tiles first, C stored from the registers: a sixth fewer operand bytes a MAC than 128 x 128, in
-    # 96 + 96 registers of accumulator and partial; the fastest at 8192 by `rooflab tune` on the H200 (0.852
-    # against 0.925 ms for 128 x 128, 2026-12-03), as fast at 4096 (0.124 / 0.125; NOTES.md)
-    Variant("128x192x128 persistent, producer + 2 consumers stages 5, C stored from registers, accurate accumulation",
-            "mm_wgmma_fp8_persistent_n192", (384, 1, 1), persistent_grid(1, bn=192),
-            persistent_smem_bytes(5, bn=192, tma_store=False)),
-    # the same with B^T in one box a stage; 128 x 224 tiles: 6% fewer operand bytes a MAC again, in 112 + 112
-    # registers, B^T in one box a stage or in 32-row boxes
+    # 128 x 224 tiles first, C stored from the registers, B^T in one 224-row box a stage: 1/224 + 1/128 operand
+    # bytes a MAC, a fifth fewer than 128 x 128 and 6% fewer than 128 x 192, in 112 + 112 registers of accumulator
+    # and partial; by `rooflab tune` on the H200 (2026-12-04, NOTES.md) as fast as 128 x 192 at 8192 (0.833 / 0.831
+    # ms) and 3% faster at 4096 (0.1195 / 0.1227: 5 rounds of tiles against 6)
     *(Variant(f"128x{bn}x128 persistent, producer + 2 consumers stages 5, B^T in {boxes}, C stored from registers, "
               "accurate accumulation", f"mm_wgmma_fp8_persistent_n{bn}{suffix}", (384, 1, 1), persistent_grid(1, bn=bn),
               persistent_smem_bytes(5, bn=bn, tma_store=False), staging=f"tma_fp8_b{rows}_store")
-      for bn, rows, boxes, suffix in ((192, 192, "one box", "_b192"), (224, 224, "one box", ""),
+      for bn, rows, boxes, suffix in ((224, 224, "one box", ""), (192, 192, "one box", "_b192"),
                                       (224, 32, "32-row boxes", "_b32"))),
+    Variant("128x224x128 persistent, producer + 2 consumers stages 5, A and B^T in one box each, C stored from "
+            "registers, accurate accumulation", "mm_wgmma_fp8_persistent_n224_a128", (384, 1, 1),
+            persistent_grid(1, bn=224), persistent_smem_bytes(5, bn=224, tma_store=False),
+            staging="tma_fp8_a128_b224_store"),
+    # 128 x 192 in three 64-row boxes of B^T: the default before (0.852 against 0.925 ms for 128 x 128 at 8192,
+    # 2026-12-03)
+    Variant("128x192x128 persistent, producer + 2 consumers stages 5, C stored from registers, accurate accumulation",
+            "mm_wgmma_fp8_persistent_n192", (384, 1, 1), persistent_grid(1, bn=192),
+            persistent_smem_bytes(5, bn=192, tma_store=False)),
     # the 128 x 192 tiles in 2-CTA clusters: B^T multicast; each CTA loading all of B^T, slots still released on
     # both (the lock-step without the shared loads); and launched in pairs, each CTA on its own (the placement)
     *(Variant(f"2x(128x192x128) clusters, {what}, persistent stages 5, C stored from registers, accurate accumulation",
@@ -106,6 +113,8 @@ _PERSISTENT_VARIANTS = (
       for c, tiles, suffix, parts in ((1, "128x128x128", "", 8), (1, "128x128x128", "", 32),
                                       (2, "2x(128x128x128) clusters, B multicast,", "_cluster", 8))),
 )
+# each variant names its maps, as B^T's box height differs between them: none falls back on the rung's
+_PERSISTENT_VARIANTS = tuple(replace(v, staging=v.staging or "tma_fp8_store") for v in _PERSISTENT_VARIANTS)
 _PEER_VARIANTS = tuple(Variant(f"{mode} accumulation", "cublasLt", (0, 0, 0), None, config=mode)
                        for mode in ("accurate", "fast"))
 
@@ -137,17 +146,17 @@ WGMMA_FP8_PERSISTENT = Rung(
     name="wgmma_fp8_persistent", title="wgmma FP8 e4m3, persistent (Hopper)",
     stage="tensor cores", **_COMMON, source=SOURCE, kernel=_PERSISTENT_VARIANTS[0].kernel,
     block=_PERSISTENT_VARIANTS[0].block, grid=_PERSISTENT_VARIANTS[0].grid,
-    shared_mem=_PERSISTENT_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 192), variants=_PERSISTENT_VARIANTS,
-    requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), staging="tma_fp8_store",
+    shared_mem=_PERSISTENT_VARIANTS[0].shared_mem, loads_per_fma=_loads(128, 224), variants=_PERSISTENT_VARIANTS,
+    requires_cc=(9, 0), exact_cc=True, options=("-arch=sm_90a",), staging=_PERSISTENT_VARIANTS[0].staging,
     requires_what="FP8 wgmma",
     explain="The FP8 rung on the BF16 climb's last kernel: one block an SM walks the tiles in grouped order, its "
             "producer running the ring on from one tile into the next while each consumer warpgroup stores its "
-            "C. The default takes 128 × 192 tiles (m64n192k32, 5 stages): a sixth fewer operand bytes a MAC "
-            "from L2 and into shared memory than 128 × 128, with accumulator and partial in 96 + 96 registers, "
-            "and writes C from the registers straight to memory; variants stage it in shared memory for TMA "
+            "C. The default takes 128 × 224 tiles (m64n224k32, 5 stages, B^T in one 224-row box a stage): "
+            "a fifth fewer operand bytes a MAC from L2 and into shared memory than 128 × 128 (6% fewer than "
+            "128 × 192), with accumulator and partial in 112 + 112 registers, and writes C from the registers straight to memory; variants stage it in shared memory for TMA "
             "stores (a tensor map of C after B^T's), which on the H200 were slower: the FP32 C tile is four "
             "times an e4m3 operand tile's bytes and the tile's MMAs are short. The same two accumulations: each "
-            "k-tile summed from zero and added in FP32 (128 × 192 and 128 × 128 tiles), or the tensor core's "
+            "k-tile summed from zero and added in FP32 (128 × 224, 128 × 192 and 128 × 128 tiles), or the tensor core's "
             "chain alone (128 × 256, 4 stages).",
     compare=("wgmma_fp8", "cublaslt_fp8"),
     ratios=(("wgmma_fp8", "time_wgmma FP8 / time_wgmma FP8 persistent"),
