@@ -99,8 +99,9 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
 def test_the_precisions_carry_their_own_staging_and_tolerance():
     assert WGMMA_TF32_TMA.staging == staging.TMA_TRANSPOSE and WGMMA_3XTF32_TMA.staging == "tma_3xtf32"
     assert WGMMA_TF32_TMA.rounding == "tf32_trunc"  # the tensor core truncates the bits nobody rounded
-    # e4m3 maps of A and B^T, C after them; the default 128 x 224 tile takes B^T in one 224-row box
-    assert WGMMA_FP8_PERSISTENT.staging == "tma_fp8_b224_store" and tma.LAYOUTS["tma_fp8_b224"].element.name == "e4m3"
+    # e4m3 maps of A and B^T, C after them; the default 128 x 224 tile takes A and B^T in one box each
+    assert WGMMA_FP8_PERSISTENT.staging == "tma_fp8_a128_b224_store"
+    assert tma.LAYOUTS["tma_fp8_a128_b224"].element.name == "e4m3"
     from rooflab.rungs.tensor import WGMMA_3XTF32, WGMMA_TF32
 
     assert WGMMA_TF32_TMA.precision == WGMMA_TF32.precision

@@ -52,19 +52,21 @@ _VARIANTS = (
 )
 # persistent on include/tma_persistent.cuh's body, C through TMA stores: accurate accumulation first, as above
 _PERSISTENT_VARIANTS = (
-    # 128 x 224 tiles first, C stored from the registers, B^T in one 224-row box a stage: 1/224 + 1/128 operand
-    # bytes a MAC, a fifth fewer than 128 x 128 and 6% fewer than 128 x 192, in 112 + 112 registers of accumulator
-    # and partial; by `rooflab tune` on the H200 (2026-12-04, NOTES.md) as fast as 128 x 192 at 8192 (0.833 / 0.831
-    # ms) and 3% faster at 4096 (0.1195 / 0.1227: 5 rounds of tiles against 6)
+    # 128 x 224 tiles first, C stored from the registers, A and B^T in one box each a stage (two TMA issues):
+    # 1/224 + 1/128 operand bytes a MAC, a fifth fewer than 128 x 128 and 6% fewer than 128 x 192, in 112 + 112
+    # registers of accumulator and partial. By `rooflab tune` on the H200 (2026-12-04, NOTES.md): 0.825 ms at 8192
+    # against 0.829 with A in two boxes, 0.838 for 128 x 192 in one box, 0.844 in three; at 4096 0.1206 against
+    # 0.124 (5 rounds of tiles against 6)
+    Variant("128x224x128 persistent, producer + 2 consumers stages 5, A and B^T in one box each, C stored from "
+            "registers, accurate accumulation", "mm_wgmma_fp8_persistent_n224_a128", (384, 1, 1),
+            persistent_grid(1, bn=224), persistent_smem_bytes(5, bn=224, tma_store=False),
+            staging="tma_fp8_a128_b224_store"),
+    # A in two 64-row boxes, B^T in one box (or 32-row ones): 128 x 224 and 128 x 192
     *(Variant(f"128x{bn}x128 persistent, producer + 2 consumers stages 5, B^T in {boxes}, C stored from registers, "
               "accurate accumulation", f"mm_wgmma_fp8_persistent_n{bn}{suffix}", (384, 1, 1), persistent_grid(1, bn=bn),
               persistent_smem_bytes(5, bn=bn, tma_store=False), staging=f"tma_fp8_b{rows}_store")
       for bn, rows, boxes, suffix in ((224, 224, "one box", ""), (192, 192, "one box", "_b192"),
                                       (224, 32, "32-row boxes", "_b32"))),
-    Variant("128x224x128 persistent, producer + 2 consumers stages 5, A and B^T in one box each, C stored from "
-            "registers, accurate accumulation", "mm_wgmma_fp8_persistent_n224_a128", (384, 1, 1),
-            persistent_grid(1, bn=224), persistent_smem_bytes(5, bn=224, tma_store=False),
-            staging="tma_fp8_a128_b224_store"),
     # 128 x 192 in three 64-row boxes of B^T: the default before (0.852 against 0.925 ms for 128 x 128 at 8192,
     # 2026-12-03)
     Variant("128x192x128 persistent, producer + 2 consumers stages 5, C stored from registers, accurate accumulation",
@@ -151,7 +153,7 @@ WGMMA_FP8_PERSISTENT = Rung(
     requires_what="FP8 wgmma",
     explain="The FP8 rung on the BF16 climb's last kernel: one block an SM walks the tiles in grouped order, its "
             "producer running the ring on from one tile into the next while each consumer warpgroup stores its "
-            "C. The default takes 128 × 224 tiles (m64n224k32, 5 stages, B^T in one 224-row box a stage): "
+            "C. The default takes 128 × 224 tiles (m64n224k32, 5 stages, A and B^T in one box each a stage): "
             "a fifth fewer operand bytes a MAC from L2 and into shared memory than 128 × 128 (6% fewer than "
             "128 × 192), with accumulator and partial in 112 + 112 registers, and writes C from the registers straight to memory; variants stage it in shared memory for TMA "
             "stores (a tensor map of C after B^T's), which on the H200 were slower: the FP32 C tile is four "
