@@ -37,8 +37,7 @@ OPS = {"tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma
 SPLIT_OPS = ("tf32_tma::X3SwapOp",)
 # the policies whose B boxes are not 64 rows tall, and the staging that maps B so
 STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS,
-           "tma_fp8_b192_store", "tma_fp8_b224_store", "tma_fp8_b32_store", "tma_fp8_a128_b224_store", "tma_fp8_a128_b192_store",
-           "tma_a128_store")
+           "tma_fp8_b192_store", "tma_fp8_b224_store", "tma_fp8_b32_store", "tma_fp8_a128_b224_store", "tma_a128_store")
 
 
 def _box_rows(op: str) -> tuple[int, int]:

@@ -392,22 +392,20 @@ mm_wgmma_fp8_persistent_n224_a128(const void* tmA, const void* tmB, float* C, in
 #endif
 }
 
-// 128 x 192 in one box each, the partial sums added every 2 k-tiles (256 k): half the drains and adds (at 128 x 224
-// the group's chain does not fit 240 registers)
+// the same over other tile orders: 8 or 32 row tiles a group (16 above)
 extern "C" __global__ void __launch_bounds__(384, 1)
-mm_wgmma_fp8_persistent_n192_a128_f2(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+mm_wgmma_fp8_persistent_n224_a128_g8(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_persistent::body<fp8_gemm::Fp8OpBox<192, 192, 2, 128>, 1, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
+    tma_persistent::body<fp8_gemm::Fp8OpBox<224, 224, 1, 128>, 1, 5, 24, 240, false, 8>(tmA, tmB, C, M, N, K);
 #endif
 }
 
-// ... and every k-tile, its twin
 extern "C" __global__ void __launch_bounds__(384, 1)
-mm_wgmma_fp8_persistent_n192_a128(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+mm_wgmma_fp8_persistent_n224_a128_g32(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_persistent::body<fp8_gemm::Fp8OpBox<192, 192, 1, 128>, 1, 5, 40, 232, false>(tmA, tmB, C, M, N, K);
+    tma_persistent::body<fp8_gemm::Fp8OpBox<224, 224, 1, 128>, 1, 5, 24, 240, false, 32>(tmA, tmB, C, M, N, K);
 #endif
 }
 

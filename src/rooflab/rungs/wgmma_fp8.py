@@ -61,13 +61,11 @@ _PERSISTENT_VARIANTS = (
             "registers, accurate accumulation", "mm_wgmma_fp8_persistent_n224_a128", (384, 1, 1),
             persistent_grid(1, bn=224), persistent_smem_bytes(5, bn=224, tma_store=False),
             staging="tma_fp8_a128_b224_store"),
-    # 128 x 192 in one box each, the partial sums added every k-tile or every 2 (256 k: half the drains and FP32
-    # adds; at 128 x 224 that chain does not fit the consumers' 240 registers)
-    *(Variant(f"128x192x128 persistent, producer + 2 consumers stages 5, A and B^T in one box each, C stored from "
-              f"registers, accurate accumulation{every}", f"mm_wgmma_fp8_persistent_n192_a128{suffix}", (384, 1, 1),
-              persistent_grid(1, bn=192), persistent_smem_bytes(5, bn=192, tma_store=False),
-              staging="tma_fp8_a128_b192_store")
-      for every, suffix in (("", ""), (" every 2 k-tiles", "_f2"))),
+    # the same over other tile orders: 8 or 32 row tiles a group (16 above)
+    *(Variant(f"128x224x128 persistent, producer + 2 consumers stages 5, A and B^T in one box each, C stored from "
+              f"registers, accurate accumulation, groups of {g}", f"mm_wgmma_fp8_persistent_n224_a128_g{g}", (384, 1, 1),
+              persistent_grid(1, bn=224), persistent_smem_bytes(5, bn=224, tma_store=False),
+              staging="tma_fp8_a128_b224_store") for g in (8, 32)),
     # A in two 64-row boxes, B^T in one box (or 32-row ones): 128 x 224 and 128 x 192
     *(Variant(f"128x{bn}x128 persistent, producer + 2 consumers stages 5, B^T in {boxes}, C stored from registers, "
               "accurate accumulation", f"mm_wgmma_fp8_persistent_n{bn}{suffix}", (384, 1, 1), persistent_grid(1, bn=bn),
