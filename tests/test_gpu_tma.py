@@ -109,6 +109,8 @@ def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlappe
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n224", "mm_wgmma_fp8_persistent_n224_b32"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n224", "mm_wgmma_fp8_persistent_n224_a128"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n224_a128", "mm_wgmma_fp8_persistent_n224_a128_g8"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n224_a128", "mm_wgmma_fp8_persistent_n144"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n144", "mm_wgmma_fp8_persistent_n144_cluster"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n192_cluster"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n192_cluster_ownb"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n192_pair"),

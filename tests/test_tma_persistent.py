@@ -33,11 +33,12 @@ OPS = {"tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma
        "tf32_tma::X3Op": (2, 128), "tf32_tma::X3SwapOp": (1, 128),
        "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<192": (1, 192),
        "fp8_gemm::Fp8Op<256": (1, 256), "fp8_gemm::Fp8OpOwnB<192": (1, 192), "fp8_gemm::Fp8OpBox<192": (1, 192),
-       "fp8_gemm::Fp8OpBox<224": (1, 224)}
+       "fp8_gemm::Fp8OpBox<224": (1, 224), "fp8_gemm::Fp8OpBox<144": (1, 144)}
 SPLIT_OPS = ("tf32_tma::X3SwapOp",)
 # the policies whose B boxes are not 64 rows tall, and the staging that maps B so
 STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS,
-           "tma_fp8_b192_store", "tma_fp8_b224_store", "tma_fp8_b32_store", "tma_fp8_a128_b224_store", "tma_a128_store")
+           "tma_fp8_b192_store", "tma_fp8_b224_store", "tma_fp8_b32_store", "tma_fp8_a128_b224_store", "tma_fp8_a128_b144_store",
+           "tma_a128_store")
 
 
 def _box_rows(op: str) -> tuple[int, int]:

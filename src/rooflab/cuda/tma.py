@@ -99,7 +99,8 @@ LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_tr
            # B^T in boxes of other heights: 32 rows, or one box of a whole 192- or 224-row FP8 tile
            **{f"tma_fp8_b{rows}": Layout(E4M3, b_transposed=True, b_box_rows=rows) for rows in (32, 192, 224)},
            # ... and A in one box of a 128-row tile
-           "tma_fp8_a128_b224": Layout(E4M3, b_transposed=True, b_box_rows=224, a_box_rows=128),
+           **{f"tma_fp8_a128_b{rows}": Layout(E4M3, b_transposed=True, b_box_rows=rows, a_box_rows=128)
+              for rows in (144, 224)},
            "tma_a128": Layout(BF16, b_transposed=False, a_box_rows=128),
            "tma_f32": Layout(F32, b_transposed=False, b_box_rows=32)}
 # the TF32 pre-pass's outputs (rooflab.cuda.staging): both operands K-major FP32, one part or two

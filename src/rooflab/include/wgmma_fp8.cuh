@@ -21,6 +21,22 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], unsigned l
         : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+// D (64 x 144, FP32, 72 registers per thread) (+)= A (64 x 32 e4m3) * B (144 x 32 e4m3), as above
+__device__ __forceinline__ void wgmma_m64n144k32_e4m3(float (&d)[72], unsigned long long desc_a,
+                                                      unsigned long long desc_b, int scale_d)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %74, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n144k32.f32.e4m3.e4m3 {"
+        WGMMA_D72_REGS
+        "}, %72, %73, p, 1, 1;\n"  // scale-a = scale-b = +1
+        "}\n"
+        : WGMMA_D72_OPS(d)
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 // D (64 x 192, FP32, 96 registers per thread) (+)= A (64 x 32 e4m3) * B (192 x 32 e4m3), as above
 __device__ __forceinline__ void wgmma_m64n192k32_e4m3(float (&d)[96], unsigned long long desc_a,
                                                       unsigned long long desc_b, int scale_d)

@@ -73,8 +73,10 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, co
 template <int BN>
 __device__ __forceinline__ void mma(float (&d)[BN / 2], unsigned long long da, unsigned long long db, int scale_d)
 {
-    static_assert(BN == 128 || BN == 192 || BN == 224 || BN == 256, "an e4m3 wgmma of 128, 192, 224 or 256 columns");
+    static_assert(BN == 128 || BN == 144 || BN == 192 || BN == 224 || BN == 256,
+                  "an e4m3 wgmma of 128, 144, 192, 224 or 256 columns");
     if constexpr (BN == 128) wgmma_m64n128k32_e4m3(d, da, db, scale_d);
+    else if constexpr (BN == 144) wgmma_m64n144k32_e4m3(d, da, db, scale_d);
     else if constexpr (BN == 192) wgmma_m64n192k32_e4m3(d, da, db, scale_d);
     else if constexpr (BN == 224) wgmma_m64n224k32_e4m3(d, da, db, scale_d);
     else wgmma_m64n256k32_e4m3(d, da, db, scale_d);
@@ -406,6 +408,25 @@ mm_wgmma_fp8_persistent_n224_a128_g32(const void* tmA, const void* tmB, float* C
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8OpBox<224, 224, 1, 128>, 1, 5, 24, 240, false, 32>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 128 x 144 tiles, A and B^T in one box each, 6 stages (TP_SMEM(1, 144, 6) = 209920 bytes): cuBLASLt's FP8 tile and
+// ring depth on the H200 (nvjet_sm90_qqsss_144x128_128x6_1x2, Nsight Compute); accumulator and partial 72 + 72
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n144(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox<144, 144, 1, 128>, 1, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the same in 2-CTA clusters along M, as cuBLASLt's: rank 0 multicasts the one box of B^T into both CTAs
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n144_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox<144, 144, 1, 128>, 2, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
 #endif
 }
 

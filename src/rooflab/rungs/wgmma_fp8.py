@@ -66,6 +66,13 @@ _PERSISTENT_VARIANTS = (
               f"registers, accurate accumulation, groups of {g}", f"mm_wgmma_fp8_persistent_n224_a128_g{g}", (384, 1, 1),
               persistent_grid(1, bn=224), persistent_smem_bytes(5, bn=224, tma_store=False),
               staging="tma_fp8_a128_b224_store") for g in (8, 32)),
+    # 128 x 144 tiles in 6 stages, A and B^T in one box each: cuBLASLt's tile and ring depth on the H200 (its kernel
+    # nvjet_sm90_qqsss_144x128_128x6_1x2), alone and in 2-CTA clusters with B^T multicast, as cuBLASLt's runs
+    *(Variant(f"{tiles} persistent, producer + 2 consumers stages 6, A and B^T in one box each, C stored from "
+              "registers, accurate accumulation", f"mm_wgmma_fp8_persistent_n144{suffix}", (384, 1, 1),
+              persistent_grid(c, bn=144), persistent_smem_bytes(6, bn=144, tma_store=False),
+              staging="tma_fp8_a128_b144_store")
+      for c, tiles, suffix in ((1, "128x144x128", ""), (2, "2x(128x144x128) clusters, B multicast,", "_cluster"))),
     # A in two 64-row boxes, B^T in one box (or 32-row ones): 128 x 224 and 128 x 192
     *(Variant(f"128x{bn}x128 persistent, producer + 2 consumers stages 5, B^T in {boxes}, C stored from registers, "
               "accurate accumulation", f"mm_wgmma_fp8_persistent_n{bn}{suffix}", (384, 1, 1), persistent_grid(1, bn=bn),
