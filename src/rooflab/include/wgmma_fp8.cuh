@@ -4,85 +4,28 @@
 #pragma once
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// D (64 x 128, FP32, 64 registers per thread) (+)= A (64 x 32 e4m3) * B (128 x 32 e4m3), both K-major
-// (8-bit types have no transpose) in shared memory through descriptors; scale_d = 0: D = A * B.
-__device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], unsigned long long desc_a,
-                                                      unsigned long long desc_b, int scale_d)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
-        WGMMA_D64_REGS
-        "}, %64, %65, p, 1, 1;\n"  // scale-a = scale-b = +1
-        "}\n"
-        : WGMMA_D64_OPS(d)
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
+// wgmma_m64n<N>k32_e4m3(d, desc_a, desc_b, scale_d): D (64 x N, FP32, N / 2 registers per thread) (+)= A (64 x 32
+// e4m3) * B (N x 32 e4m3), both K-major (8-bit types have no transpose); scale_d = 0: D = A * B. REGS / OPS are
+// ptx.cuh's operand lists of the N / 2 accumulators, so the descriptors are operands NR and NR + 1, scale_d NR + 2
+// (written out: the asm string needs them as literals)
+#define WGMMA_E4M3(N, NR, REGS, OPS, A_OP, B_OP, SCALE_OP)                                                      \
+    __device__ __forceinline__ void wgmma_m64n##N##k32_e4m3(float (&d)[NR], unsigned long long desc_a,          \
+                                                             unsigned long long desc_b, int scale_d)            \
+    {                                                                                                           \
+        asm volatile("{\n"                                                                                      \
+                     ".reg .pred p;\n"                                                                          \
+                     "setp.ne.b32 p, %" #SCALE_OP ", 0;\n"                                                      \
+                     "wgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3 {" REGS "}, %" #A_OP ", %" #B_OP \
+                     ", p, 1, 1;\n" /* scale-a = scale-b = +1 */                                                \
+                     "}\n"                                                                                      \
+                     : OPS(d)                                                                                   \
+                     : "l"(desc_a), "l"(desc_b), "r"(scale_d));                                                 \
+    }
 
-// D (64 x 144, FP32, 72 registers per thread) (+)= A (64 x 32 e4m3) * B (144 x 32 e4m3), as above
-__device__ __forceinline__ void wgmma_m64n144k32_e4m3(float (&d)[72], unsigned long long desc_a,
-                                                      unsigned long long desc_b, int scale_d)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %74, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n144k32.f32.e4m3.e4m3 {"
-        WGMMA_D72_REGS
-        "}, %72, %73, p, 1, 1;\n"  // scale-a = scale-b = +1
-        "}\n"
-        : WGMMA_D72_OPS(d)
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-// D (64 x 192, FP32, 96 registers per thread) (+)= A (64 x 32 e4m3) * B (192 x 32 e4m3), as above
-__device__ __forceinline__ void wgmma_m64n192k32_e4m3(float (&d)[96], unsigned long long desc_a,
-                                                      unsigned long long desc_b, int scale_d)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %98, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 {"
-        WGMMA_D96_REGS
-        "}, %96, %97, p, 1, 1;\n"  // scale-a = scale-b = +1
-        "}\n"
-        : WGMMA_D96_OPS(d)
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-// D (64 x 224, FP32, 112 registers per thread) (+)= A (64 x 32 e4m3) * B (224 x 32 e4m3), as above
-__device__ __forceinline__ void wgmma_m64n224k32_e4m3(float (&d)[112], unsigned long long desc_a,
-                                                      unsigned long long desc_b, int scale_d)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %114, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n224k32.f32.e4m3.e4m3 {"
-        WGMMA_D112_REGS
-        "}, %112, %113, p, 1, 1;\n"  // scale-a = scale-b = +1
-        "}\n"
-        : WGMMA_D112_OPS(d)
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-// D (64 x 256, FP32, 128 registers per thread) (+)= A (64 x 32 e4m3) * B (256 x 32 e4m3), both K-major
-// (8-bit types have no transpose) in shared memory through descriptors; scale_d = 0: D = A * B.
-__device__ __forceinline__ void wgmma_m64n256k32_e4m3(float (&d)[128], unsigned long long desc_a,
-                                                      unsigned long long desc_b, int scale_d)
-{
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 {"
-        WGMMA_D128_REGS
-        "}, %128, %129, p, 1, 1;\n"  // scale-a = scale-b = +1
-        "}\n"
-        : WGMMA_D128_OPS(d)
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
+WGMMA_E4M3(128, 64, WGMMA_D64_REGS, WGMMA_D64_OPS, 64, 65, 66)
+WGMMA_E4M3(144, 72, WGMMA_D72_REGS, WGMMA_D72_OPS, 72, 73, 74)
+WGMMA_E4M3(192, 96, WGMMA_D96_REGS, WGMMA_D96_OPS, 96, 97, 98)
+WGMMA_E4M3(224, 112, WGMMA_D112_REGS, WGMMA_D112_OPS, 112, 113, 114)
+WGMMA_E4M3(256, 128, WGMMA_D128_REGS, WGMMA_D128_OPS, 128, 129, 130)
+#undef WGMMA_E4M3
 #endif
