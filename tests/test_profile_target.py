@@ -98,6 +98,10 @@ def test_a_rungs_variant_is_profiled_by_its_entry_name(profiled, monkeypatch, ca
     monkeypatch.setattr(gemm, "prepare", lambda rung, m, n, k: (prepared.append(rung.kernel) or (lambda *_: None), {}))
     profiled("wgmma_fp8_persistent", "--n", "256", "--variant", "mm_wgmma_fp8_persistent_overlap")
     profiled("wgmma_fp8_persistent", "--n", "256")
-    assert prepared == ["mm_wgmma_fp8_persistent_overlap", "mm_wgmma_fp8_persistent_n192"]  # the default
+    from rooflab.rungs.wgmma_fp8 import WGMMA_FP8_PERSISTENT
+
+    # the variant asked for, then the rung's default (its first variant), never the last one asked for
+    assert prepared == ["mm_wgmma_fp8_persistent_overlap", WGMMA_FP8_PERSISTENT.variants[0].kernel]
+    assert prepared[1] != prepared[0]
     assert profile_target.main(["wgmma_fp8_persistent", "--variant", "nope"]) == 2
     assert "wgmma_fp8_persistent has no variant nope" in capsys.readouterr().err
