@@ -23,11 +23,12 @@
 //            place or rewritten there) before a third barrier of the stage lets the consumers at it;
 //            the consumers split B^T's fragments in registers (Op::split_b) and sum the products in a
 //            partial accumulator flushed every FLUSH k-tiles (consume_tile_split)
-//   B_BOX_ROWS (optional, default 64) the rows of a box of B: 32 for tiles whose BN is no multiple of 64
-//            (the host maps B with boxes as tall)
-// Every box is 64 rows of 128 bytes (8 KB), 128-byte swizzled: a stage holds PARTS x (BM / 64) boxes
-// of A, then PARTS x (BN / B_BOX_ROWS) boxes of B (SWAP_AB: BM / 32 boxes of B, then BN / 64 of A; SPLIT_A: then
-// A's residual, BN x 128 bytes).
+//   B_BOX_ROWS, A_BOX_ROWS (optional, default 64) the rows of a box of B and of A: up to 256, so one box
+//            may hold a whole tile's B (BN rows) or A (128 rows); the host maps them with boxes as tall
+// Every box is rows of 128 bytes, 128-byte swizzled in 8-row atoms, so boxes of any height laid one after
+// another make the same operand: a stage holds PARTS x (BM / A_BOX_ROWS) boxes of A, then PARTS x
+// (BN / B_BOX_ROWS) boxes of B (SWAP_AB: BM / 32 boxes of B, then BN / 64 of A; SPLIT_A: then A's residual,
+// BN x 128 bytes).
 //
 // Persistent and warp-specialised, in clusters of CLUSTER CTAs stacked along M (1: no cluster): at
 // most one CTA an SM walks the schedule's tiles (cluster c: tiles c, c + clusters, ...); the producer
@@ -77,82 +78,44 @@
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace tma_persistent {
 
-// Op::SWAP_AB where the policy declares it, else false
-template <class Op, class = void>
-struct swaps_ab {
-    static constexpr bool value = false;
-};
-template <class Op>
-struct swaps_ab<Op, decltype(void(Op::SWAP_AB))> {
-    static constexpr bool value = Op::SWAP_AB;
-};
+// name<Op>::value: Op::MEMBER where the operand policy declares it, else DEFAULT (the optional members above)
+#define TP_OPTIONAL_MEMBER(name, MEMBER, T, DEFAULT)                                 \
+    template <class Op, class = void>                                               \
+    struct name {                                                                   \
+        static constexpr T value = DEFAULT;                                         \
+    };                                                                              \
+    template <class Op>                                                             \
+    struct name<Op, decltype(void(Op::MEMBER))> {                                   \
+        static constexpr T value = Op::MEMBER;                                      \
+    };
 
-// Op::SPLIT_A where the policy declares it, else false
-template <class Op, class = void>
-struct splits_a {
-    static constexpr bool value = false;
-};
-template <class Op>
-struct splits_a<Op, decltype(void(Op::SPLIT_A))> {
-    static constexpr bool value = Op::SPLIT_A;
-};
+// the product computed as C^T = B^T A^T (SWAP_AB above)
+TP_OPTIONAL_MEMBER(swaps_ab, SWAP_AB, bool, false)
 
-// Op::DEFER_STORE where the policy declares it, else false (FLUSH > 0 only: the MMAs write the partial, so
+// A's residual split in the ring (SPLIT_A above)
+TP_OPTIONAL_MEMBER(splits_a, SPLIT_A, bool, false)
+
+// each tile's C stored under the next tile's first MMAs (FLUSH > 0 only: the MMAs write the partial, so
 // the accumulator still holds the last tile while the next one's first group runs)
-template <class Op, class = void>
-struct defers_store {
-    static constexpr bool value = false;
-};
-template <class Op>
-struct defers_store<Op, decltype(void(Op::DEFER_STORE))> {
-    static constexpr bool value = Op::DEFER_STORE;
-};
+TP_OPTIONAL_MEMBER(defers_store, DEFER_STORE, bool, false)
 
-// Op::SPREAD_STORE where the policy declares it, else 0: the parts a tile's C is stored in from a copy of its
+// the parts a tile's C is stored in from a copy of its
 // accumulator, one part after each of the next tile's first k-tiles' MMAs are issued, so C's writes trickle
 // out under the MMAs instead of all of them at a tile's end (C from the registers only)
-template <class Op, class = void>
-struct spreads_store {
-    static constexpr int value = 0;
-};
-template <class Op>
-struct spreads_store<Op, decltype(void(Op::SPREAD_STORE))> {
-    static constexpr int value = Op::SPREAD_STORE;
-};
+TP_OPTIONAL_MEMBER(spreads_store, SPREAD_STORE, int, 0)
 
-// Op::NO_MULTICAST where the policy declares it, else false: in a cluster, each CTA loads all of B itself
+// in a cluster, each CTA loads all of B itself
 // (no multicast), its slots still released on every CTA's empty barrier: the clusters' lock-step without
 // their shared loads, to tell the two apart
-template <class Op, class = void>
-struct skips_multicast {
-    static constexpr bool value = false;
-};
-template <class Op>
-struct skips_multicast<Op, decltype(void(Op::NO_MULTICAST))> {
-    static constexpr bool value = Op::NO_MULTICAST;
-};
+TP_OPTIONAL_MEMBER(skips_multicast, NO_MULTICAST, bool, false)
 
-// Op::B_BOX_ROWS where the policy declares it, else 64: the rows of one box of B (a stage's B is BN / B_BOX_ROWS
+// the rows of one box of B (a stage's B is BN / B_BOX_ROWS
 // of them, one after another: the same K-major swizzled operand whatever their height)
-template <class Op, class = void>
-struct b_box_rows {
-    static constexpr int value = 64;
-};
-template <class Op>
-struct b_box_rows<Op, decltype(void(Op::B_BOX_ROWS))> {
-    static constexpr int value = Op::B_BOX_ROWS;
-};
+TP_OPTIONAL_MEMBER(b_box_rows, B_BOX_ROWS, int, 64)
 
-// Op::A_BOX_ROWS where the policy declares it, else 64: the rows of one box of A (BM / A_BOX_ROWS a part and stage;
+// the rows of one box of A (BM / A_BOX_ROWS a part and stage;
 // 128 rows of a 128-row tile in one box lie as two 64-row boxes do)
-template <class Op, class = void>
-struct a_box_rows {
-    static constexpr int value = 64;
-};
-template <class Op>
-struct a_box_rows<Op, decltype(void(Op::A_BOX_ROWS))> {
-    static constexpr int value = Op::A_BOX_ROWS;
-};
+TP_OPTIONAL_MEMBER(a_box_rows, A_BOX_ROWS, int, 64)
 
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
 // grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...

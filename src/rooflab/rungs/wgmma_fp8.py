@@ -167,11 +167,12 @@ WGMMA_FP8_PERSISTENT = Rung(
             "producer running the ring on from one tile into the next while each consumer warpgroup stores its "
             "C. The default takes 128 × 224 tiles (m64n224k32, 5 stages, A and B^T in one box each a stage): "
             "a fifth fewer operand bytes a MAC from L2 and into shared memory than 128 × 128 (6% fewer than "
-            "128 × 192), with accumulator and partial in 112 + 112 registers, and writes C from the registers straight to memory; variants stage it in shared memory for TMA "
-            "stores (a tensor map of C after B^T's), which on the H200 were slower: the FP32 C tile is four "
-            "times an e4m3 operand tile's bytes and the tile's MMAs are short. The same two accumulations: each "
-            "k-tile summed from zero and added in FP32 (128 × 224, 128 × 192 and 128 × 128 tiles), or the tensor core's "
-            "chain alone (128 × 256, 4 stages).",
+            "128 × 192), with accumulator and partial in 112 + 112 registers, and writes C from the registers "
+            "straight to memory; variants stage it in shared memory for TMA stores (a tensor map of C after "
+            "B^T's), which on the H200 were slower: the FP32 C tile is four times an e4m3 operand tile's bytes "
+            "and the tile's MMAs are short. The same two accumulations: each k-tile summed from zero and added "
+            "in FP32 (128 × 224, 128 × 192 and 128 × 128 tiles), or the tensor core's chain alone (128 × 256, "
+            "4 stages).",
     compare=("wgmma_fp8", "cublaslt_fp8"),
     ratios=(("wgmma_fp8", "time_wgmma FP8 / time_wgmma FP8 persistent"),
             ("cublaslt_fp8", "time_cuBLASLt FP8 / time_wgmma FP8 persistent")),
