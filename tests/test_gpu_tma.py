@@ -70,7 +70,7 @@ def test_every_variant_is_correct(hopper, name):
     rung = rungs.get(name)
     # N = 776 and 2048: C's rows are 16-byte multiples, so the TMA-store rung stores through TMA (the
     # partial last box clipped at N = 776, rows clipped at M = 1000); 777 and 8190: it stores directly
-    for shape in ((1000, 777, 1234), (256, 8190, 4097), (1000, 776, 1234), (2100, 2048, 333)):
+    for shape in ((1000, 777, 1234), (256, 8190, 4097), (1000, 776, 1234), (2100, 2048, 333), (1, 1, 1)):
         inp = _Inputs(GemmConfig(m=shape[0], n=shape[1], k=shape[2], reps=1, check_n=128), seed=7)
         for v in rung.variants:
             rec = run_rung(rung.with_variant(v), inp, hopper)
@@ -111,12 +111,19 @@ def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlappe
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n224_a128", "mm_wgmma_fp8_persistent_n224_a128_g8"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n224_a128", "mm_wgmma_fp8_persistent_n144"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n144", "mm_wgmma_fp8_persistent_n144_cluster"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n144", "mm_wgmma_fp8_persistent_n144_overlap"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n144", "mm_wgmma_fp8_persistent_n144_cluster_overlap"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n144", "mm_wgmma_fp8_persistent_n144_cluster_relay"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n144", "mm_wgmma_fp8_persistent_n144_cluster_overlap_relay"),
+    ("wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store_cluster_relay"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n192_cluster"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n192_cluster_ownb"),
     ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n192", "mm_wgmma_fp8_persistent_n192_pair"),
     ("wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store_cluster_ownb"),
     ("wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store_pair"),
     ("wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store_a128"),
+    ("wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store_slot"),
+    ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_n224_a128", "mm_wgmma_fp8_persistent_m192"),
     ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_defer"),
     ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_f1", "mm_wgmma_3xtf32_tma_f1_direct"),
     ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_f1", "mm_wgmma_3xtf32_tma_f1_spread"),

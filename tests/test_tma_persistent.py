@@ -29,11 +29,12 @@ SMEM_LIMIT = 227 * 1024
 PERSISTENT = (*[r for r in TMA_RUNGS if r.name in ("wgmma_bf16_persistent", "wgmma_bf16_cluster", "wgmma_bf16_tma_store")],
               WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_3XTF32_SWAP, WGMMA_FP8_PERSISTENT)
 # the operand policy each file's kernels name -> (parts, tile columns); SPLIT_A's stages also hold A's residual
-OPS = {"tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
+OPS = {"tma_gemm::Bf16OpSlot": (1, 256), "tma_gemm::Bf16OpRelay": (1, 256), "fp8_gemm::Fp8OpBoxRelay<144": (1, 144), "tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
        "tf32_tma::X3Op": (2, 128), "tf32_tma::X3SwapOp": (1, 128),
        "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<192": (1, 192),
        "fp8_gemm::Fp8Op<256": (1, 256), "fp8_gemm::Fp8OpOwnB<192": (1, 192), "fp8_gemm::Fp8OpBox<192": (1, 192),
-       "fp8_gemm::Fp8OpBox<224": (1, 224), "fp8_gemm::Fp8OpBox<144": (1, 144)}
+       "fp8_gemm::Fp8OpBox<224": (1, 224), "fp8_gemm::Fp8OpBox<144": (1, 144),
+       "fp8_gemm::Fp8OpBox3<128": (1, 128)}
 SPLIT_OPS = ("tf32_tma::X3SwapOp",)
 # the policies whose B boxes are not 64 rows tall, and the staging that maps B so
 STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS,
@@ -43,14 +44,19 @@ STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, stag
 
 def _box_rows(op: str) -> tuple[int, int]:
     """(rows of a box of B, of A) the BF16 or FP8 policy loads: Fp8OpBox<BN, BR, FLUSH[, AR]>, Bf16OpA128, else 64."""
-    if m := re.match(r"fp8_gemm::Fp8OpBox<\d+, (\d+), -?\d+(?:, (\d+))?>", op):
+    if m := re.match(r"fp8_gemm::Fp8OpBox(?:3|Relay)?<\d+, (\d+), -?\d+(?:, (\d+))?>", op):
         return int(m[1]), int(m[2] or 64)
     return (64, 128) if op == "tma_gemm::Bf16OpA128" else (64, 64)
 
 
+def _launch_bounded(source: Path, threads: int) -> str:
+    """The kernels of a file declared for blocks of `threads` threads, one a line."""
+    return "\n".join(re.findall(rf'__launch_bounds__\({threads}, 1\)\s*\n(\w+\(const void)', source.read_text()))
+
+
 def _entries(source: Path) -> dict[str, tuple[str, str, tuple[int, ...]]]:
     """kernel -> (cluster macro or "", operand policy, (cluster, stages, producer regs, consumer regs, store))."""
-    found = re.findall(r'extern "C" __global__ void ((?:\w+_CLUSTER_DIMS_\d+ )?)__launch_bounds__\(384, 1\)\s*\n'
+    found = re.findall(r'extern "C" __global__ void ((?:\w+_CLUSTER_DIMS_\d+ )?)__launch_bounds__\((?:384|512), 1\)\s*\n'
                        r'(\w+)\((?:(?!extern "C").)*?tma_persistent::body<((?:\w+::)*\w+(?:<[-\w, ]+>)?), ([\w, ]+)>\(',
                        source.read_text(), flags=re.S)
     flag = {"true": 1, "false": 0}
@@ -72,17 +78,21 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
         group, c_bufs = rest[0] if rest else 16, rest[1] if len(rest) > 1 else 2
         assert group in (8, 16, 32) and 2 <= c_bufs <= 8, v.kernel
         parts, bn = _op(op)
-        ring = (stages * parts * (128 + bn) + (stages * bn if op.startswith(SPLIT_OPS) else 0)) * 128 + 1024
+        consumers = 3 if op.startswith("fp8_gemm::Fp8OpBox3<") else 2  # the policy's CONSUMERS
+        bm = 64 * consumers
+        ring = (stages * parts * (bm + bn) + (stages * bn if op.startswith(SPLIT_OPS) else 0)) * 128 + 1024
         if op.startswith(("fp8_gemm::", "tma_gemm::")):  # whole boxes, mapped on the host in boxes as tall
             b_rows, a_rows = _box_rows(op)
             layout = tma.LAYOUTS[(v.staging or rung.staging).removesuffix("_store")]
-            assert bn % b_rows == 0 and 128 % a_rows == 0, v.kernel
+            assert bn % b_rows == 0 and bm % a_rows == 0, v.kernel
             assert (layout.b_box_rows, layout.a_box_rows) == (b_rows, a_rows), v.kernel
             # every FP8 variant names its maps (their boxes differ); a BF16 one only where it differs from the rung's
             assert v.staging if op.startswith("fp8_gemm::") else (v.staging is None) == ((a_rows, b_rows) == (64, 64))
         assert c_bufs <= bn // 32, v.kernel  # at most every box of a consumer's 64 x bn
         assert v.shared_mem == ring + (2 * c_bufs * 8192 if store else 0) <= SMEM_LIMIT, v.label
-        assert v.block == (384, 1, 1) and 128 * (producer_regs + 2 * consumer_regs) <= 65536, v.label
+        assert v.block == (128 * (1 + consumers), 1, 1) and 128 * (producer_regs + consumers * consumer_regs) <= 65536
+        assert f"{v.kernel}(const void" in _launch_bounded(rung.source_path(), v.block[0]), v.kernel
+        assert f"{consumers} consumers" in v.label if consumers != 2 else "3 consumers" not in v.label, v.label
         # C's map follows B's only then; a variant storing C from its registers leaves it unused
         assert bool(store) == ((v.staging or rung.staging) in STORING and "C stored from registers" not in v.label), v.label
         # launched in clusters of the macro's size; the body shares work over them unless each CTA is on its own
@@ -90,8 +100,9 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
         assert macro in ("", f"{macro.split('_CLUSTER')[0]}_CLUSTER_DIMS_{launched}"), v.kernel
         assert cluster == (1 if "each CTA on its own" in v.label else launched), v.kernel
         assert (launched > 1) == ("clusters" in v.label), v.label
-        assert f"stages {stages}" in v.label and f"128x{bn}x" in v.label, v.label
-        ref = persistent_grid(launched, 128, bn, swap_ab="Swap" in op)  # C^T's tiles: 128 columns x 256 rows
+        assert ("Relay" in op) == ("releases relayed" in v.label), v.label
+        assert f"stages {stages}" in v.label and f"{bm}x{bn}x" in v.label, v.label
+        ref = persistent_grid(launched, bm, bn, swap_ab="Swap" in op)  # C^T's tiles: 128 columns x 256 rows
         for shape in ((1000, 777, 1234), (8192, 8192, 64), (1, 1, 1), (4096, 4096, 64)):
             assert v.grid(*shape, sms=132) == ref(*shape, sms=132), (v.label, shape)
         assert v.grid(1, 1, 1, sms=132) == (launched, 1, 1)
@@ -256,7 +267,7 @@ def _replay_releases(kt_count: int, flush: int) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("kt_count", (1, 2, 3, 7, 8))
 def test_no_slot_is_released_before_its_mmas_are_retired(kt_count, flush):
     body = (PKG / "include" / "tma_persistent.cuh").read_text()
-    assert "Op::FLUSH == 1" in body and "release<CLUSTER>(empty(s));" in body  # the path replayed here
+    assert "Op::FLUSH == 1" in body and "release<CLUSTER, RS>(empty(s));" in body  # the path replayed here
     released = _replay_releases(kt_count, flush)
     assert [slot for _r, slot in released] == list(range(kt_count))  # every k-tile's slot once, in order
     assert all(retired >= slot for retired, slot in released)
@@ -299,8 +310,9 @@ def _replay_c_staging(boxes: int, c_bufs: int, tiles: int, seed: int, wait: int 
 def test_no_c_box_overwrites_a_buffer_tma_still_reads(boxes):
     body = (PKG / "include" / "tma_persistent.cuh").read_text()
     # the paths replayed here
-    assert "if constexpr (CBUFS == BOXES)" in body and "bulk_wait_read<CBUFS - 1>()" in body
-    assert "(bx % CBUFS) * TP_C_BOX_BYTES" in body and "if (bx >= CBUFS)" in body
+    # (NBUF: the consumer's own CBUFS buffers and, with C_IN_SLOT, those in the held slot; 5 for BF16's, replayed too)
+    assert "if constexpr (NBUF == BOXES)" in body and "bulk_wait_read<NBUF - 1>()" in body
+    assert "buf_at(bx % NBUF)" in body and "if (bx >= NBUF)" in body
     for c_bufs in range(2, boxes + 1):
         for seed in range(40):
             _replay_c_staging(boxes, c_bufs, 3, seed)

@@ -563,7 +563,7 @@ def test_the_kernels_load_by_tma_and_multiply_by_wgmma(ptx, rung):
             assert f"setmaxnreg.dec.sync.aligned.u32 {producer_regs}" in body
             assert f"setmaxnreg.inc.sync.aligned.u32 {consumer_regs}" in body
         multicast = v.kernel in ("mm_wgmma_bf16_cluster", "mm_wgmma_bf16_tma_store_cluster",
-                                 "mm_wgmma_bf16_tma_store_cluster_s3")
+                                 "mm_wgmma_bf16_tma_store_cluster_s3", "mm_wgmma_bf16_tma_store_cluster_relay")
         # slots released on the partner's barriers too: with the multicast, and without it in the lock-step twin
         clustered = multicast or v.kernel == "mm_wgmma_bf16_tma_store_cluster_ownb"
         assert ("multicast::cluster" in body) == multicast and ("mapa.shared::cluster" in body) == clustered

@@ -254,7 +254,7 @@ FORMULAS = {
         "for (int e = 0; e < NACC; e++) acc[e] += part[e];",
         # body
         "constexpr int STAGE_BYTES = (Op::PARTS * (BM + Op::BN) + (SPLIT ? Op::BN : 0)) * 128;",
-        "__shared__ __align__(8) unsigned long long bars[(SPLIT ? 3 : 2) * STAGES];",
+        "__shared__ __align__(8) unsigned long long bars[(SPLIT || RELAY ? 3 : 2) * STAGES + (HOLD ? 1 : 0)];",
         "if constexpr (SPLIT) mbar_init(bar0 + 8 * (2 * STAGES + s), Op::SPLIT_WARPS);",
         "const int kts = first < sch.tiles ? ((sch.tiles - 1 - first) / stride + 1) * KT : 0;",
         "if (tid >= 32 && tid < 32 * (1 + Op::SPLIT_WARPS)) split_a_ring<Op, STAGES, STAGE_BYTES, BM>(base, bar0, kts);",

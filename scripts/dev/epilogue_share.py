@@ -1,6 +1,7 @@
 """The C store's share of each persistent TMA rung's time: every kernel timed as it is and again built with
 -DTMA_SKIP_C_STORE (include/tma_persistent.cuh leaves C unwritten), at 4096 and 8192. A diagnostic, never a
-rung: the second kernel computes nothing anyone reads.
+rung: the second kernel computes nothing anyone reads. SKIP=TP_SKIP_PROMOTION measures the FP32 adds of the
+accurate accumulation instead (each k-tile's partial left unadded: C stays zero).
 
     PYTHONPATH=src python3 scripts/dev/epilogue_share.py [N ...]
 """
@@ -9,22 +10,17 @@ import dataclasses
 import os
 import sys
 
-SKIP = "TMA_SKIP_C_STORE"
-CASES = [("wgmma_bf16_tma_store", None), ("wgmma_tf32_tma", None), ("wgmma_tf32_swap", None),
-         ("wgmma_3xtf32_tma", None), ("wgmma_3xtf32_swap", None), ("wgmma_fp8_persistent", None),
-         ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_overlap"),
-         ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_c4"), ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_defer"),
-         ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct"), ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_defer")]
-# CASES=name[:kernel],... picks some of them
-if os.environ.get("CASES"):
-    CASES = [(c.split(":")[0], c.split(":")[1] if ":" in c else None) for c in os.environ["CASES"].split(",")]
+from cases import cases, rung_of, square_inputs
 
-
-def rung_of(name: str, kernel: str | None):
-    from rooflab import rungs
-
-    r = rungs.get(name)
-    return r.with_variant(next(v for v in r.variants if v.kernel == kernel)) if kernel else r
+SKIP = os.environ.get("SKIP", "TMA_SKIP_C_STORE")
+# CASES=rung[:kernel],... picks others (scripts/dev/cases.py)
+CASES = cases([("wgmma_bf16_tma_store", None), ("wgmma_tf32_tma", None), ("wgmma_tf32_swap", None),
+               ("wgmma_3xtf32_tma", None), ("wgmma_3xtf32_swap", None), ("wgmma_fp8_persistent", None),
+               ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_overlap"),
+               ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_c4"),
+               ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_defer"),
+               ("wgmma_fp8_persistent", "mm_wgmma_fp8_persistent_direct"),
+               ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_defer")])
 
 
 def main(sizes: list[int]) -> None:
@@ -35,9 +31,7 @@ def main(sizes: list[int]) -> None:
 
     cp = cupy()
     for n in sizes:
-        rs = cp.random.RandomState(11)
-        a0, b0 = (rs.uniform(-1, 1, (n, n), dtype=cp.float32) for _ in range(2))
-        c = cp.empty((n, n), dtype=cp.float32)
+        a0, b0, c = square_inputs(cp, n)
         for name, kernel in CASES:
             r = rung_of(name, kernel)
             a, b = operands(cp, a0, b0, r.inputs)
@@ -46,7 +40,7 @@ def main(sizes: list[int]) -> None:
                 launch, _ = prepare(dataclasses.replace(r, options=tuple(opts)), n, n, n)
                 ms.append(time_launches(lambda: launch(a, b, c), label=name, reps=20, warmup=2).median_ms)
             print(f"{n} {r.kernel:42s} with C {ms[0]:.4f} ms  without {ms[1]:.4f} ms  "
-                  f"store share {1 - ms[1] / ms[0]:.1%}", flush=True)
+                  f"{SKIP} share {1 - ms[1] / ms[0]:.1%}", flush=True)
 
 
 if __name__ == "__main__":

@@ -101,6 +101,8 @@ LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_tr
            # ... and A in one box of a 128-row tile
            **{f"tma_fp8_a128_b{rows}": Layout(E4M3, b_transposed=True, b_box_rows=rows, a_box_rows=128)
               for rows in (144, 224)},
+           # ... and A in one box of a 192-row tile (3 consumer warpgroups), B^T in one of 128 rows
+           "tma_fp8_a192_b128": Layout(E4M3, b_transposed=True, b_box_rows=128, a_box_rows=192),
            "tma_a128": Layout(BF16, b_transposed=False, a_box_rows=128),
            "tma_f32": Layout(F32, b_transposed=False, b_box_rows=32)}
 # the TF32 pre-pass's outputs (rooflab.cuda.staging): both operands K-major FP32, one part or two

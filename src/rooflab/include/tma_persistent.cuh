@@ -23,6 +23,17 @@
 //            place or rewritten there) before a third barrier of the stage lets the consumers at it;
 //            the consumers split B^T's fragments in registers (Op::split_b) and sum the products in a
 //            partial accumulator flushed every FLUSH k-tiles (consume_tile_split)
+//   C_IN_SLOT (optional, default false; TMA_STORE, the chain, no cluster) the consumers hold the ring slot of a
+//            tile's last k-tile through its epilogue and stage C there too (each its box of A and half the
+//            slot's B, once both consumers' MMAs have retired), beside their own CBUFS buffers, so fewer boxes
+//            wait for an earlier store to have left its buffer; the slot goes back under the next tile's first MMAs
+//   RELAY_RELEASE (optional, default false; 2-CTA clusters, the plain or overlapped body) a consumer's release
+//            for the partner CTA goes to a local relay barrier instead (count CONSUMERS), and warp 1 of the
+//            producer warpgroup forwards one arrival a k-tile to the partner's empty barrier (count CONSUMERS +
+//            1), so no consumer warp issues a remote arrive
+//   CONSUMERS (optional, default 2) consumer warpgroups, 64 rows of the tile each (BM = 64 CONSUMERS); 3 lets
+//            two warpgroups' MMAs cover the third's adds and waits. C then leaves from the registers (the
+//            TMA-store staging is sized for 2), and the block is 128 (1 + CONSUMERS) threads
 //   B_BOX_ROWS, A_BOX_ROWS (optional, default 64) the rows of a box of B and of A: up to 256, so one box
 //            may hold a whole tile's B (BN rows) or A (128 rows); the host maps them with boxes as tall
 // Every box is rows of 128 bytes, 128-byte swizzled in 8-row atoms, so boxes of any height laid one after
@@ -75,6 +86,29 @@
 #define TP_CLUSTER_DIMS_2 __cluster_dims__(2, 1, 1)
 #endif
 
+// TP_TRACE (a diagnostic build, never a rung: scripts/dev/ring_trace.py): the SM clock at each step of the ring,
+// for the first TP_TRACE_CTAS blocks and the first TP_TRACE_KT k-tiles of their ring, in tp_trace (read back by
+// name): the producer's slot found free and its boxes issued, and for each consumer warpgroup (its thread 0) its
+// arrival at the full barrier, the barrier passed, its MMAs issued and the slot released; tp_trace_clock holds
+// each block's globaltimer and clock at its start and end and its SM, to put the blocks on one time line
+#ifdef TP_TRACE
+#define TP_TRACE_CTAS 4
+#define TP_TRACE_KT 512
+#define TP_TRACE_EVENTS 10
+__device__ long long tp_trace[TP_TRACE_CTAS][TP_TRACE_KT][TP_TRACE_EVENTS];
+__device__ long long tp_trace_clock[TP_TRACE_CTAS][5];
+#define TP_MARK(cond, ev, it)                                                  \
+    do {                                                                       \
+        if ((cond) && blockIdx.x < TP_TRACE_CTAS && (it) < TP_TRACE_KT)        \
+            tp_trace[blockIdx.x][(it)][(ev)] = clock64();                      \
+    } while (0)
+#else
+#define TP_MARK(cond, ev, it) \
+    do {                      \
+    } while (0)
+#endif
+enum { TR_FREE = 0, TR_ISSUED = 1, TR_READY = 2, TR_GOT = 3, TR_MMA = 4, TR_RELEASED = 5 };  // + 4 x consumer
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 namespace tma_persistent {
 
@@ -108,6 +142,15 @@ TP_OPTIONAL_MEMBER(spreads_store, SPREAD_STORE, int, 0)
 // (no multicast), its slots still released on every CTA's empty barrier: the clusters' lock-step without
 // their shared loads, to tell the two apart
 TP_OPTIONAL_MEMBER(skips_multicast, NO_MULTICAST, bool, false)
+
+// C staged in the held slot of the tile's last k-tile as well (C_IN_SLOT above)
+TP_OPTIONAL_MEMBER(stages_c_in_slot, C_IN_SLOT, bool, false)
+
+// the partner's releases relayed by an idle producer warp (RELAY_RELEASE above)
+TP_OPTIONAL_MEMBER(relays_release, RELAY_RELEASE, bool, false)
+
+// the consumer warpgroups (CONSUMERS above)
+TP_OPTIONAL_MEMBER(consumers, CONSUMERS, int, 2)
 
 // the rows of one box of B (a stage's B is BN / B_BOX_ROWS
 // of them, one after another: the same K-major swizzled operand whatever their height)
@@ -194,8 +237,9 @@ __device__ __forceinline__ bool releases_slots()
 }
 
 // a consumer warpgroup's release of a slot, by each of its releases_slots threads: warp w on the empty barrier of
-// the cluster's CTA w (its own through the local form), so no warp waits behind a remote arrival for the next
-template <int CLUSTER>
+// the cluster's CTA w (its own through the local form), so no warp waits behind a remote arrival for the next;
+// RELAY > 0 (RELAY_RELEASE): the partner's arrival goes to the local relay barrier RELAY barriers further on
+template <int CLUSTER, int RELAY = 0>
 __device__ __forceinline__ void release(unsigned empty)
 {
     if constexpr (CLUSTER == 1) {
@@ -204,8 +248,22 @@ __device__ __forceinline__ void release(unsigned empty)
         const unsigned c = (threadIdx.x % 128) / 32;
         if (c == cluster_ctarank())
             mbar_arrive(empty);
+        else if constexpr (RELAY > 0)
+            mbar_arrive(empty + 8 * RELAY);
         else
             mbar_arrive_cluster(empty, c);
+    }
+}
+
+// RELAY_RELEASE: warp 1 of the producer warpgroup (its lane 0) follows the ring through the CTA's `kts` k-tiles:
+// once both local consumers released a slot (its relay barrier), one arrival on the partner's empty barrier
+template <int STAGES>
+__device__ __forceinline__ void relay_ring(unsigned bars, int kts, unsigned partner)
+{
+    for (int it = 0; it < kts; it++) {
+        const int s = it % STAGES;
+        if (!mbar_wait_bounded(bars + 8 * (2 * STAGES + s), (it / STAGES) & 1)) return;
+        mbar_arrive_cluster(bars + 8 * (STAGES + s), partner);
     }
 }
 
@@ -246,12 +304,19 @@ __device__ __forceinline__ void write_c_box(const float (&acc)[NACC], unsigned b
 // its last box is issued, so C's writes to memory overlap the next tile's products; the more boxes
 // staged, the fewer wait for a store to have left its buffer while the tensor cores idle. Rows past M
 // and columns past N are clipped by TMA itself.
-template <int NACC, int CBUFS = 2>
+// SLOT_BUFS > 0 (C_IN_SLOT below): the first SLOT_BUFS buffers lie in the ring slot of the tile's last k-tile, which
+// the consumers hold through the epilogue: this warpgroup's box of A, then SLOT_BUFS - 1 boxes of the slot's B
+// (consumer cw's share of them; both consumers' MMAs have retired: the caller met the other warpgroup first).
+template <int NACC, int CBUFS = 2, int SLOT_BUFS = 0>
 __device__ __forceinline__ void store_acc_tma(const float (&acc)[NACC], const void* tmC, unsigned bufs, int row0,
-                                              int bn, int N, int cw)
+                                              int bn, int N, int cw, unsigned slot = 0)
 {
-    constexpr int BOXES = NACC / 16;
-    static_assert(CBUFS >= 2 && CBUFS <= BOXES, "C is staged in 2 to all of a warpgroup's boxes");
+    constexpr int BOXES = NACC / 16, NBUF = CBUFS + SLOT_BUFS;
+    static_assert(CBUFS >= 2 && NBUF <= BOXES, "C is staged in 2 to all of a warpgroup's boxes");
+    const auto buf_at = [&](int b) -> unsigned {
+        if (b >= SLOT_BUFS) return bufs + (b - SLOT_BUFS) * TP_C_BOX_BYTES;
+        return slot + (b == 0 ? cw : 2 + (SLOT_BUFS - 1) * cw + b - 1) * TP_C_BOX_BYTES;
+    };
     const bool leader = threadIdx.x % 128 == 0;
     const auto issue = [&](int bx, unsigned buf) {
         if (bn + 32 * bx < N) tma_store_2d(tmC, buf, bn + 32 * bx, row0);
@@ -259,22 +324,22 @@ __device__ __forceinline__ void store_acc_tma(const float (&acc)[NACC], const vo
     };
     if (leader) bulk_wait_read<0>();  // the last tile's boxes have left every buffer
     warpgroup_sync(cw);
-    if constexpr (CBUFS == BOXES) {
+    if constexpr (NBUF == BOXES) {
         // a buffer for every box: no store has to leave early to free one, so one barrier for all
 #pragma unroll
-        for (int bx = 0; bx < BOXES; bx++) write_c_box<NACC>(acc, bufs + bx * TP_C_BOX_BYTES, bx);
+        for (int bx = 0; bx < BOXES; bx++) write_c_box<NACC>(acc, buf_at(bx), bx);
         fence_proxy_async();  // the generic-proxy writes, visible to TMA
         warpgroup_sync(cw);
         if (leader) {
 #pragma unroll
-            for (int bx = 0; bx < BOXES; bx++) issue(bx, bufs + bx * TP_C_BOX_BYTES);
+            for (int bx = 0; bx < BOXES; bx++) issue(bx, buf_at(bx));
         }
     } else {
 #pragma unroll
         for (int bx = 0; bx < BOXES; bx++) {
-            const unsigned buf = bufs + (bx % CBUFS) * TP_C_BOX_BYTES;
-            if (bx >= CBUFS) {  // this buffer's previous box (bx - CBUFS) has been read; later ones may not be
-                if (leader) bulk_wait_read<CBUFS - 1>();
+            const unsigned buf = buf_at(bx % NBUF);
+            if (bx >= NBUF) {  // this buffer's previous box (bx - NBUF) has been read; later ones may not be
+                if (leader) bulk_wait_read<NBUF - 1>();
                 warpgroup_sync(cw);
             }
             write_c_box<NACC>(acc, buf, bx);
@@ -310,8 +375,11 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
     constexpr int NACC = Op::NACC;
     constexpr bool DEFER = defers_store<Op>::value;
     static_assert(!DEFER || Op::FLUSH > 0, "the deferred store needs the MMAs to write the partial");
+    constexpr int RS = relays_release<Op>::value ? STAGES : 0;  // the relay barriers, RS barriers past the empty ones
     const auto full = [&](int s) { return bars + 8 * s; };
     const auto empty = [&](int s) { return bars + 8 * (STAGES + s); };
+    [[maybe_unused]] const bool lead = threadIdx.x % 128 == 0 && cw < 2;
+    [[maybe_unused]] const int ev = 4 * cw;  // this consumer's trace events (TP_TRACE)
     const unsigned a_off = cw * 64 * 128, b_off = Op::PARTS * BM * 128;
     if constexpr (!DEFER) {
 #pragma unroll
@@ -323,13 +391,16 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
     bool ok = true;
     for (int kt = 0; kt < KT; kt++, it++) {
         const int s = it % STAGES;
+        TP_MARK(lead, ev + TR_READY, it);
         if (!(ok = mbar_wait_bounded(full(s), (it / STAGES) & 1))) break;
+        TP_MARK(lead, ev + TR_GOT, it);
         const unsigned slot = base + s * STAGE_BYTES;
         if constexpr (Op::FLUSH == 0) {
             fence_acc(acc);
             wgmma_fence();
             Op::mma(acc, slot + a_off, slot + b_off, 1);
             wgmma_commit();
+            TP_MARK(lead, ev + TR_MMA, it);
             pending(kt);
             wgmma_wait<1>();  // tile kt - 1's products are done: its slot may be refilled
             fence_acc(acc);
@@ -339,11 +410,15 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
             wgmma_fence();
             Op::mma(part, slot + a_off, slot + b_off, 0);
             wgmma_commit();
+            TP_MARK(lead, ev + TR_MMA, it);
             pending(kt);
             wgmma_wait<0>();
             fence_acc(part);
-            if (signals) release<CLUSTER>(empty(s));
+            if (signals) release<CLUSTER, RS>(empty(s));
+            TP_MARK(lead, ev + TR_RELEASED, it);
+#ifndef TP_SKIP_PROMOTION  // measuring the FP32 adds' share of the time: never a rung (C is left zero)
             flush_part(acc, part, DEFER && kt == 0);
+#endif
             continue;
         } else {
             // one flush per group: the group's last wait retires everything (the release pattern stays
@@ -353,6 +428,7 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
             wgmma_fence();
             Op::mma(part, slot + a_off, slot + b_off, !first);
             wgmma_commit();
+            TP_MARK(lead, ev + TR_MMA, it);
             pending(kt);
             if (last) {
                 wgmma_wait<0>();
@@ -363,13 +439,16 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
                 fence_acc(part);
             }
         }
-        if (kt > 0 && signals) release<CLUSTER>(empty((it - 1) % STAGES));
+        if (kt > 0 && signals) release<CLUSTER, RS>(empty((it - 1) % STAGES));
+        if (kt > 0) TP_MARK(lead, ev + TR_RELEASED, it - 1);
     }
     wgmma_wait<0>();  // also where a wait timed out: no MMA may still own the registers
     fence_acc(acc);
     fence_acc(part);
     if (!ok) return false;
-    if (Op::FLUSH != 1 && signals) release<CLUSTER>(empty((it - 1) % STAGES));
+    if constexpr (stages_c_in_slot<Op>::value) return true;  // the caller holds the last slot through its epilogue
+    if (Op::FLUSH != 1 && signals) release<CLUSTER, RS>(empty((it - 1) % STAGES));
+    if (Op::FLUSH != 1) TP_MARK(lead, ev + TR_RELEASED, it - 1);
     return true;
 }
 
@@ -380,6 +459,7 @@ __device__ __forceinline__ bool consume_tile_overlap(float (&acc)[Op::NACC], uns
                                                      int& it, int cw, bool signals)
 {
     const unsigned a_off = cw * 64 * 128, b_off = Op::PARTS * BM * 128;
+    constexpr int RS = relays_release<Op>::value ? STAGES : 0;  // the relay barriers (consume_tile)
     const int it0 = it;
     it += KT;
     return overlap::run<Op::NACC, -Op::FLUSH>(
@@ -391,7 +471,7 @@ __device__ __forceinline__ bool consume_tile_overlap(float (&acc)[Op::NACC], uns
         },
         [&](float (&d)[Op::NACC], unsigned slot, int accumulate) { Op::mma(d, slot + a_off, slot + b_off, accumulate); },
         [&](int kt) {
-            if (signals) release<CLUSTER>(bars + 8 * (STAGES + (it0 + kt) % STAGES));
+            if (signals) release<CLUSTER, RS>(bars + 8 * (STAGES + (it0 + kt) % STAGES));
         });
 }
 
@@ -611,34 +691,52 @@ __device__ __forceinline__ bool consume_tile_split(float (&acc)[Op::NACC], unsig
     return ok;
 }
 
-// one producer warpgroup (warpgroup 0) + 2 consumer warpgroups (each 64 rows of the 128-row tile);
-// registers move from the producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS): setmaxnreg.inc
-// blocks until the block's pool has them, so 128 * (PRODUCER_REGS + 2 * CONSUMER_REGS) must fit it.
+// one producer warpgroup (warpgroup 0) + CONSUMERS consumer warpgroups (each 64 rows of the tile, 2 unless the
+// policy says); registers move from the producer (PRODUCER_REGS) to the consumers (CONSUMER_REGS): setmaxnreg.inc
+// blocks until the block's pool has them, so 128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) must fit it.
 // GROUP: row tiles a group of the tile order (how many tiles of A and of B the SMs share at once);
 // CBUFS: C boxes each consumer stages in the TMA-store epilogue (TP_STORE_SMEM_BUFS)
 template <class Op, int CLUSTER, int STAGES, int PRODUCER_REGS, int CONSUMER_REGS, bool TMA_STORE, int GROUP = GROUP_M,
           int CBUFS = 2>
 __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C, int M, int N, int K)
 {
-    constexpr int CONSUMERS = 2, BM = 64 * CONSUMERS;
+    constexpr int CONSUMERS = consumers<Op>::value, BM = 64 * CONSUMERS;
+    static_assert(CONSUMERS == 2 || (CONSUMERS == 3 && !TMA_STORE), "2 consumers, or 3 storing C from the registers");
     constexpr bool SPLIT = splits_a<Op>::value;  // SPLIT_A: + A's residual a stage, + its ready barrier
     constexpr int STAGE_BYTES = (Op::PARTS * (BM + Op::BN) + (SPLIT ? Op::BN : 0)) * 128;
     static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "register file overcommitted");
     extern __shared__ __align__(1024) unsigned char tp_smem[];
-    __shared__ __align__(8) unsigned long long bars[(SPLIT ? 3 : 2) * STAGES];
+    constexpr bool HOLD = stages_c_in_slot<Op>::value;  // + the consumers' meeting barrier before C enters the slot
+    static_assert(!HOLD || (TMA_STORE && CLUSTER == 1 && !SPLIT && !swaps_ab<Op>::value && Op::FLUSH == 0 &&
+                            CONSUMERS == 2 && Op::PARTS == 1), "C in the slot: the plain TMA-store chain");
+    constexpr bool RELAY = relays_release<Op>::value;  // + a relay barrier a stage
+    static_assert(!RELAY || (CLUSTER == 2 && !SPLIT && !HOLD && !swaps_ab<Op>::value),
+                  "the relayed release: 2-CTA clusters of the plain or overlapped body");
+    __shared__ __align__(8) unsigned long long bars[(SPLIT || RELAY ? 3 : 2) * STAGES + (HOLD ? 1 : 0)];
     const unsigned base = (smem_u32(tp_smem) + 1023u) & ~1023u, bar0 = smem_u32(bars);
     const int tid = threadIdx.x, wg = tid / 128;
     if (tid == 0) {
 #pragma unroll
         for (int s = 0; s < STAGES; s++) {
             mbar_init(bar0 + 8 * s, 1);
-            mbar_init(bar0 + 8 * (STAGES + s), CONSUMERS * CLUSTER);
+            mbar_init(bar0 + 8 * (STAGES + s), RELAY ? CONSUMERS + 1 : CONSUMERS * CLUSTER);
             if constexpr (SPLIT) mbar_init(bar0 + 8 * (2 * STAGES + s), Op::SPLIT_WARPS);
+            if constexpr (RELAY) mbar_init(bar0 + 8 * (2 * STAGES + s), CONSUMERS);
         }
+        if constexpr (HOLD) mbar_init(bar0 + 8 * (2 * STAGES), CONSUMERS);  // each consumer's MMAs of a tile retired
         mbar_init_fence();
     }
     const unsigned rank = CLUSTER > 1 ? cluster_ctarank() : 0u;
     if (CLUSTER > 1) cluster_sync(); else __syncthreads();
+#ifdef TP_TRACE
+    if (tid == 0 && blockIdx.x < TP_TRACE_CTAS) {
+        unsigned sm;
+        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+        tp_trace_clock[blockIdx.x][0] = (long long)global_ns();
+        tp_trace_clock[blockIdx.x][1] = clock64();
+        tp_trace_clock[blockIdx.x][4] = sm;
+    }
+#endif
     // SWAP_AB: the tile's rows are C's columns; issue_stage and the schedule see the swapped problem
     constexpr bool SW = swaps_ab<Op>::value;
     static_assert(!SPLIT || SW, "the split product is the swapped one");
@@ -663,7 +761,9 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
                 for (int kt = 0; kt < KT; kt++, it++) {
                     const int s = it % STAGES;
                     if (it >= STAGES && !(ok = mbar_wait_bounded(bar0 + 8 * (STAGES + s), (it / STAGES - 1) & 1))) break;
+                    TP_MARK(true, TR_FREE, it);
                     issue_stage<Op, BM, CLUSTER>(tmR, tmS, Mr, Nr, bm, bn, base + s * STAGE_BYTES, bar0 + 8 * s, kt, rank);
+                    TP_MARK(true, TR_ISSUED, it);
                 }
             }
             // leave no copy in flight behind this thread: the last stages issued have landed
@@ -671,6 +771,9 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
         } else if constexpr (SPLIT) {
             const int kts = first < sch.tiles ? ((sch.tiles - 1 - first) / stride + 1) * KT : 0;  // the CTA's k-tiles
             if (tid >= 32 && tid < 32 * (1 + Op::SPLIT_WARPS)) split_a_ring<Op, STAGES, STAGE_BYTES, BM>(base, bar0, kts);
+        } else if constexpr (RELAY) {
+            const int kts = first < sch.tiles ? ((sch.tiles - 1 - first) / stride + 1) * KT : 0;
+            if (tid == 32) relay_ring<STAGES>(bar0, kts, rank ^ 1u);
         }
     } else {
         setmaxnreg_inc<CONSUMER_REGS>();
@@ -752,6 +855,44 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             }
             if (ok && pbm >= 0)
                 for (int part = 0; part < PARTS_C; part++) store_part(part);
+        } else if constexpr (HOLD) {
+            // the slot of each tile's last k-tile stays this consumer's until the next tile's first MMAs are issued
+            // (or the end): C is staged in it (store_acc_tma's SLOT_BUFS), and it goes back once those boxes are read
+            constexpr int SLOT_BUFS = 1 + (STAGE_BYTES / TP_C_BOX_BYTES - CONSUMERS) / CONSUMERS;
+            const unsigned meet = bar0 + 8 * (2 * STAGES);
+            int held = -1, tiles_done = 0;
+            const auto give_back = [&] {
+                if (held >= 0) {
+                    if (leader) bulk_wait_read<0>();  // the boxes staged in the slot have left it
+                    if (signals) mbar_arrive(bar0 + 8 * (STAGES + held));
+                    held = -1;
+                }
+            };
+            for (int tile = first; tile < sch.tiles; tile += stride) {
+                int bm, bn;
+                sch.at(tile, rank, bm, bn);
+                float acc[Op::NACC];
+                if (!consume_tile<Op, CLUSTER, STAGES, STAGE_BYTES, BM>(acc, base, bar0, KT, it, cw, signals,
+                                                                        [&](int kt) {
+                                                                            if (kt == 0) give_back();
+                                                                        }))
+                    break;
+                held = (it - 1) % STAGES;
+                // the slot's B is both consumers': C goes into it once the other consumer's MMAs retired too
+                if (leader) mbar_arrive(meet);
+                if (!mbar_wait_bounded(meet, tiles_done++ & 1)) break;
+#ifndef TMA_SKIP_C_STORE
+                if (!c_by_tma) {
+                    store_wgmma_acc(acc, C, M, N, bm + cw * 64, bn);
+                } else if (bm + cw * 64 < M) {
+                    store_acc_tma<Op::NACC, CBUFS, SLOT_BUFS>(acc, tmC, cbufs, bm + cw * 64, bn, N, cw,
+                                                              base + held * STAGE_BYTES);
+                }
+#else
+                if (acc[0] == 12345.678f) C[0] = acc[1];
+#endif
+            }
+            give_back();
         } else {
             for (int tile = first; tile < sch.tiles; tile += stride) {
                 int bm, bn;
@@ -777,6 +918,13 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
         if (TMA_STORE && c_by_tma && leader) bulk_wait_all();  // no store still reading this block's memory
     }
     if (CLUSTER > 1) cluster_sync();
+#ifdef TP_TRACE
+    if (CLUSTER == 1) __syncthreads();
+    if (tid == 0 && blockIdx.x < TP_TRACE_CTAS) {
+        tp_trace_clock[blockIdx.x][2] = (long long)global_ns();
+        tp_trace_clock[blockIdx.x][3] = clock64();
+    }
+#endif
 }
 
 }  // namespace tma_persistent

@@ -52,14 +52,14 @@ def persistent_grid(cluster: int, bm: int = 128, bn: int = 256, swap_ab: bool = 
 
 
 def persistent_smem_bytes(stages: int, parts: int = 1, bn: int = 256, tma_store: bool = True, c_bufs: int = 2,
-                          split_a: bool = False) -> int:
+                          split_a: bool = False, bm: int = 128) -> int:
     """TP_SMEM / TP_STORE_SMEM_BUFS(parts, bn, stages, c_bufs) of include/tma_persistent.cuh: per stage parts x
-    (128 rows of A + bn rows of B) of 128 bytes, + 1024 for aligning the ring, + (TMA store) c_bufs 64 x 32 FP32
-    boxes of C for each of 2 consumers; split_a (TP_SPLIT_STORE_SMEM): + a residual of the stage's bn / 64
-    boxes of A a stage."""
+    (bm rows of A, 64 a consumer warpgroup, + bn rows of B) of 128 bytes, + 1024 for aligning the ring, + (TMA
+    store) c_bufs 64 x 32 FP32 boxes of C for each of 2 consumers; split_a (TP_SPLIT_STORE_SMEM): + a residual of
+    the stage's bn / 64 boxes of A a stage."""
     box = 64 * 128
     residual = stages * (bn // 64) * box if split_a else 0
-    return stages * parts * (128 + bn) * 128 + residual + 1024 + (2 * c_bufs * box if tma_store else 0)
+    return stages * parts * (bm + bn) * 128 + residual + 1024 + (2 * c_bufs * box if tma_store else 0)
 
 
 def spread_store(parts: int) -> str:

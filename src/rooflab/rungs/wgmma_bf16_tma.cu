@@ -255,6 +255,16 @@ struct Bf16OpA128 : Bf16Op {
     static constexpr int A_BOX_ROWS = 128;
 };
 
+// the same in clusters whose partner releases an idle producer warp relays (tma_persistent::relays_release)
+struct Bf16OpRelay : Bf16Op {
+    static constexpr bool RELAY_RELEASE = true;
+};
+
+// the same with C also staged in the held slot of each tile's last k-tile (tma_persistent::stages_c_in_slot)
+struct Bf16OpSlot : Bf16Op {
+    static constexpr bool C_IN_SLOT = true;
+};
+
 }  // namespace tma_gemm
 #endif
 
@@ -319,6 +329,26 @@ mm_wgmma_bf16_tma_store_a128(const void* tmA, const void* tmB, float* C, int M, 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tma_gemm::Bf16OpA128, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 2-CTA clusters with B multicast, TMA-store epilogue, the releases for the partner relayed by warp 1 of the producer
+// warpgroup
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_cluster_relay(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16OpRelay, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// the same with C staged in 5 buffers a consumer, 3 of them in the ring slot of the tile's last k-tile (its box of A
+// and half the slot's B), held through the epilogue: 3 of 8 boxes wait for an earlier one's buffer, not 6
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_slot(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16OpSlot, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }
 

@@ -66,6 +66,12 @@ _STORE_VARIANTS = (
             (384, 1, 1), persistent_grid(1), store_smem_bytes(4), staging="tma_a128_store"),
     *(Variant(f"128x256x64 persistent, TMA-store epilogue stages 4, groups of {g}", f"mm_wgmma_bf16_tma_store_g{g}",
               (384, 1, 1), persistent_grid(1), store_smem_bytes(4)) for g in (8, 32)),
+    # the clusters with the partner's releases relayed by an idle producer warp: no consumer warp issues a remote arrive
+    Variant("2x(128x256x64) clusters, B multicast, releases relayed, TMA-store epilogue stages 4",
+            "mm_wgmma_bf16_tma_store_cluster_relay", (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
+    # C staged in 5 buffers a consumer, 3 of them in the ring slot of the tile's last k-tile, held through the epilogue
+    Variant("128x256x64 persistent, TMA-store epilogue stages 4, C also staged in the last k-tile's slot",
+            "mm_wgmma_bf16_tma_store_slot", (384, 1, 1), persistent_grid(1), store_smem_bytes(4)),
     # ring stages traded for C boxes staged at once (of a consumer's 8), in the same shared memory
     Variant("128x256x64 persistent, TMA-store epilogue stages 3, 5 of 8 C boxes staged", "mm_wgmma_bf16_tma_store_s3",
             (384, 1, 1), persistent_grid(1), store_smem_bytes(3, 5)),

@@ -128,6 +128,19 @@ struct Fp8OpBox : Fp8Op<BN_, FLUSH_> {
     static constexpr int B_BOX_ROWS = BR, A_BOX_ROWS = AR;  // AR 128: the tile's A in one box too
 };
 
+// the same in clusters whose partner releases an idle producer warp relays (tma_persistent::relays_release)
+template <int BN_, int BR, int FLUSH_, int AR = 64>
+struct Fp8OpBoxRelay : Fp8OpBox<BN_, BR, FLUSH_, AR> {
+    static constexpr bool RELAY_RELEASE = true;
+};
+
+// the same with 3 consumer warpgroups (tma_persistent::consumers): a 192-row tile, two warpgroups' MMAs under the
+// third's adds and waits
+template <int BN_, int BR, int FLUSH_, int AR = 64>
+struct Fp8OpBox3 : Fp8OpBox<BN_, BR, FLUSH_, AR> {
+    static constexpr int CONSUMERS = 3;
+};
+
 // one producer warpgroup + CONSUMERS consumer warpgroups; registers move from the producer
 // (PRODUCER_REGS) to the consumers (CONSUMER_REGS): 128 * (PRODUCER_REGS + CONSUMERS *
 // CONSUMER_REGS) must fit the block's pool, or setmaxnreg.inc waits forever (the BF16 rung's
@@ -427,6 +440,54 @@ mm_wgmma_fp8_persistent_n144_cluster(const void* tmA, const void* tmB, float* C,
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<fp8_gemm::Fp8OpBox<144, 144, 1, 128>, 2, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 2-CTA clusters of 128 x 144 tiles (rank 0 multicasting B^T's one box into both), the releases for the partner
+// relayed by warp 1 of the producer warpgroup, so no consumer warp issues a remote arrive; the adds after each k-tile's
+// drain, or overlapped (128 x 224 spills here: its producer's multicast issue needs more than 24 registers)
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n144_cluster_overlap_relay(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBoxRelay<144, 144, -1, 128>, 2, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n144_cluster_relay(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBoxRelay<144, 144, 1, 128>, 2, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 192 x 128 tiles, 3 consumer warpgroups (512 threads), A and B^T in one box each, 5 stages (5 x 40 KB + 1024 =
+// 205824 bytes): accumulator and partial 64 + 64 registers a consumer, in 160 (128 x (24 + 3 x 160) = 64512)
+extern "C" __global__ void __launch_bounds__(512, 1)
+mm_wgmma_fp8_persistent_m192(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox3<128, 128, 1, 192>, 1, 5, 24, 160, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 128 x 144 with the adds overlapped (FLUSH -1: two partials in turn, each k-tile's added under the next one's MMAs;
+// accumulator and partials 3 x 72 registers, the widest tile whose three fit 240), alone and in 2-CTA clusters (B^T
+// multicast; 40 registers for the producer, whose multicast issue spills at 24, and 232 for the consumers)
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n144_overlap(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox<144, 144, -1, 128>, 1, 6, 24, 240, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n144_cluster_overlap(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox<144, 144, -1, 128>, 2, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
 #endif
 }
 

@@ -61,6 +61,12 @@ _PERSISTENT_VARIANTS = (
             "registers, accurate accumulation", "mm_wgmma_fp8_persistent_n224_a128", (384, 1, 1),
             persistent_grid(1, bn=224), persistent_smem_bytes(5, bn=224, tma_store=False),
             staging="tma_fp8_a128_b224_store"),
+    # 192 x 128 tiles over 3 consumer warpgroups (512 threads), A and B^T in one box each: a consumer's adds and waits
+    # under the other two's MMAs; 1/128 + 1/192 operand bytes a MAC (6% more than 128 x 224)
+    Variant("192x128x128 persistent, producer + 3 consumers stages 5, A and B^T in one box each, C stored from "
+            "registers, accurate accumulation", "mm_wgmma_fp8_persistent_m192", (512, 1, 1),
+            persistent_grid(1, bm=192, bn=128), persistent_smem_bytes(5, bn=128, tma_store=False, bm=192),
+            staging="tma_fp8_a192_b128_store"),
     # the same over other tile orders: 8 or 32 row tiles a group (16 above)
     *(Variant(f"128x224x128 persistent, producer + 2 consumers stages 5, A and B^T in one box each, C stored from "
               f"registers, accurate accumulation, groups of {g}", f"mm_wgmma_fp8_persistent_n224_a128_g{g}", (384, 1, 1),
@@ -73,6 +79,20 @@ _PERSISTENT_VARIANTS = (
               persistent_grid(c, bn=144), persistent_smem_bytes(6, bn=144, tma_store=False),
               staging="tma_fp8_a128_b144_store")
       for c, tiles, suffix in ((1, "128x144x128", ""), (2, "2x(128x144x128) clusters, B multicast,", "_cluster"))),
+    # the 128 x 144 tiles with the adds overlapped (two partials: each k-tile's added under the next one's MMAs), so
+    # a consumer keeps MMAs in flight while it adds; 3 x 72 registers, the widest tile whose three fit
+    *(Variant(f"{tiles} persistent, producer + 2 consumers stages 6, A and B^T in one box each, C stored from "
+              f"registers, {OVERLAPPED}", f"mm_wgmma_fp8_persistent_n144{suffix}_overlap", (384, 1, 1),
+              persistent_grid(c, bn=144), persistent_smem_bytes(6, bn=144, tma_store=False),
+              staging="tma_fp8_a128_b144_store")
+      for c, tiles, suffix in ((1, "128x144x128", ""), (2, "2x(128x144x128) clusters, B multicast,", "_cluster"))),
+    # the 128 x 144 clusters with the partner's releases relayed by an idle producer warp (no consumer warp issues a
+    # remote arrive), the adds after each drain or overlapped
+    *(Variant(f"2x(128x144x128) clusters, B multicast, releases relayed, persistent, producer + 2 consumers stages 6, A "
+              f"and B^T in one box each, C stored from registers, {acc}", f"mm_wgmma_fp8_persistent_n144_cluster{sfx}_relay",
+              (384, 1, 1), persistent_grid(2, bn=144), persistent_smem_bytes(6, bn=144, tma_store=False),
+              staging="tma_fp8_a128_b144_store")
+      for sfx, acc in (("", "accurate accumulation"), ("_overlap", OVERLAPPED))),
     # A in two 64-row boxes, B^T in one box (or 32-row ones): 128 x 224 and 128 x 192
     *(Variant(f"128x{bn}x128 persistent, producer + 2 consumers stages 5, B^T in {boxes}, C stored from registers, "
               "accurate accumulation", f"mm_wgmma_fp8_persistent_n{bn}{suffix}", (384, 1, 1), persistent_grid(1, bn=bn),
