@@ -149,6 +149,13 @@ TP_OPTIONAL_MEMBER(stages_c_in_slot, C_IN_SLOT, bool, false)
 // the partner's releases relayed by an idle producer warp (RELAY_RELEASE above)
 TP_OPTIONAL_MEMBER(relays_release, RELAY_RELEASE, bool, false)
 
+// how far past the empty barriers the relay barriers lie: STAGES where the policy relays, else 0 (no relay)
+template <class Op, int STAGES>
+__host__ __device__ constexpr int relay_stages()
+{
+    return relays_release<Op>::value ? STAGES : 0;
+}
+
 // the consumer warpgroups (CONSUMERS above)
 TP_OPTIONAL_MEMBER(consumers, CONSUMERS, int, 2)
 
@@ -375,7 +382,7 @@ __device__ __forceinline__ bool consume_tile(float (&acc)[Op::NACC], unsigned ba
     constexpr int NACC = Op::NACC;
     constexpr bool DEFER = defers_store<Op>::value;
     static_assert(!DEFER || Op::FLUSH > 0, "the deferred store needs the MMAs to write the partial");
-    constexpr int RS = relays_release<Op>::value ? STAGES : 0;  // the relay barriers, RS barriers past the empty ones
+    constexpr int RS = relay_stages<Op, STAGES>();
     const auto full = [&](int s) { return bars + 8 * s; };
     const auto empty = [&](int s) { return bars + 8 * (STAGES + s); };
     [[maybe_unused]] const bool lead = threadIdx.x % 128 == 0 && cw < 2;
@@ -459,7 +466,7 @@ __device__ __forceinline__ bool consume_tile_overlap(float (&acc)[Op::NACC], uns
                                                      int& it, int cw, bool signals)
 {
     const unsigned a_off = cw * 64 * 128, b_off = Op::PARTS * BM * 128;
-    constexpr int RS = relays_release<Op>::value ? STAGES : 0;  // the relay barriers (consume_tile)
+    constexpr int RS = relay_stages<Op, STAGES>();
     const int it0 = it;
     it += KT;
     return overlap::run<Op::NACC, -Op::FLUSH>(
@@ -768,12 +775,14 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
             }
             // leave no copy in flight behind this thread: the last stages issued have landed
             for (int j = max(0, it - STAGES); ok && j < it; j++) ok = mbar_wait_bounded(bar0 + 8 * (j % STAGES), (j / STAGES) & 1);
-        } else if constexpr (SPLIT) {
-            const int kts = first < sch.tiles ? ((sch.tiles - 1 - first) / stride + 1) * KT : 0;  // the CTA's k-tiles
-            if (tid >= 32 && tid < 32 * (1 + Op::SPLIT_WARPS)) split_a_ring<Op, STAGES, STAGE_BYTES, BM>(base, bar0, kts);
-        } else if constexpr (RELAY) {
+        } else if constexpr (SPLIT || RELAY) {
+            // the producer warpgroup's helper warps follow the ring through the CTA's k-tiles
             const int kts = first < sch.tiles ? ((sch.tiles - 1 - first) / stride + 1) * KT : 0;
-            if (tid == 32) relay_ring<STAGES>(bar0, kts, rank ^ 1u);
+            if constexpr (SPLIT) {
+                if (tid >= 32 && tid < 32 * (1 + Op::SPLIT_WARPS)) split_a_ring<Op, STAGES, STAGE_BYTES, BM>(base, bar0, kts);
+            } else {
+                if (tid == 32) relay_ring<STAGES>(bar0, kts, rank ^ 1u);
+            }
         }
     } else {
         setmaxnreg_inc<CONSUMER_REGS>();
