@@ -86,6 +86,7 @@ def test_the_epilogue_share_measures_real_kernels_with_a_define_the_body_reads(m
     body = (Path(rungs.__file__).parent.parent / "include" / "tma_persistent.cuh").read_text()
     assert f"#ifndef {mod.SKIP}" in body  # else the second build would time the same kernel
     assert "#ifndef TP_SKIP_PROMOTION" in body  # the adds' share (SKIP=TP_SKIP_PROMOTION)
+    assert "#ifndef TP_IDLE_WAIT" in body  # the idle threads' early exit in clusters (SKIP=TP_IDLE_WAIT)
     for name, kernel in mod.CASES:
         r = mod.rung_of(name, kernel)
         assert r.kernel == (kernel or rungs.get(name).kernel)

@@ -1,7 +1,9 @@
 """The C store's share of each persistent TMA rung's time: every kernel timed as it is and again built with
 -DTMA_SKIP_C_STORE (include/tma_persistent.cuh leaves C unwritten), at 4096 and 8192. A diagnostic, never a
 rung: the second kernel computes nothing anyone reads. SKIP=TP_SKIP_PROMOTION measures the FP32 adds of the
-accurate accumulation instead (each k-tile's partial left unadded: C stays zero).
+accurate accumulation instead (each k-tile's partial left unadded: C stays zero); SKIP=TP_IDLE_WAIT times the cluster
+kernels with the producer warpgroup's idle threads kept waiting at the closing cluster barrier, as they once were
+(the "share" is then 1 - waiting / leaving: negative by what leaving early saves).
 
     PYTHONPATH=src python3 scripts/dev/epilogue_share.py [N ...]
 """

@@ -98,9 +98,9 @@ class Layout:
 LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True),
            # B^T in boxes of other heights: 32 rows, or one box of a whole 192- or 224-row FP8 tile
            **{f"tma_fp8_b{rows}": Layout(E4M3, b_transposed=True, b_box_rows=rows) for rows in (32, 192, 224)},
-           # ... and A in one box of a 128-row tile
+           # ... and A in one box of a 128-row tile (B^T in 72 or 112 rows: each CTA of a cluster multicasts one box)
            **{f"tma_fp8_a128_b{rows}": Layout(E4M3, b_transposed=True, b_box_rows=rows, a_box_rows=128)
-              for rows in (144, 224)},
+              for rows in (72, 112, 144, 224)},
            # ... and A in one box of a 192-row tile (3 consumer warpgroups), B^T in one of 128 rows
            "tma_fp8_a192_b128": Layout(E4M3, b_transposed=True, b_box_rows=128, a_box_rows=192),
            "tma_a128": Layout(BF16, b_transposed=False, a_box_rows=128),

@@ -49,8 +49,8 @@
 // cluster (count CONSUMERS x CLUSTER), as a partner's multicast writes into this CTA's slot too, lane 0
 // of its warp w on CTA w: one k-tile later, after the wait that retires the slot's MMAs (at once where
 // every k-tile is flushed: its own wait_group 0 retired them). Both CTAs of a cluster walk the same
-// tiles. Every thread of the cluster meets at the end, so no CTA exits while a partner may still arrive
-// on its barriers.
+// tiles. Every thread of the cluster with work meets at the end, so no CTA exits while a partner may still
+// arrive on its barriers; the producer warpgroup's idle threads exit at once.
 // With TMA_STORE the epilogue goes through shared memory (store_acc_tma) where C's rows can be
 // mapped (N a multiple of 4, C 16-byte aligned: the rule the host encodes C's map by), else directly;
 // C's map sits 128 bytes after B's. CBUFS: C boxes a consumer warpgroup stages at once (2 by default;
@@ -272,6 +272,14 @@ __device__ __forceinline__ void relay_ring(unsigned bars, int kts, unsigned part
         if (!mbar_wait_bounded(bars + 8 * (2 * STAGES + s), (it / STAGES) & 1)) return;
         mbar_arrive_cluster(bars + 8 * (STAGES + s), partner);
     }
+}
+
+// the producer warpgroup's threads with work: the producer thread, and the helper warps of SPLIT_A or the relay
+template <class Op>
+__device__ __forceinline__ bool producer_works(int tid)
+{
+    if constexpr (splits_a<Op>::value) return tid == 0 || (tid >= 32 && tid < 32 * (1 + Op::SPLIT_WARPS));
+    return tid == 0 || (relays_release<Op>::value && tid == 32);
 }
 
 // a consumer warpgroup's 128 threads meet (named barrier 1 + cw; 0 is __syncthreads)
@@ -711,7 +719,12 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
     static_assert(CONSUMERS == 2 || (CONSUMERS == 3 && !TMA_STORE), "2 consumers, or 3 storing C from the registers");
     constexpr bool SPLIT = splits_a<Op>::value;  // SPLIT_A: + A's residual a stage, + its ready barrier
     constexpr int STAGE_BYTES = (Op::PARTS * (BM + Op::BN) + (SPLIT ? Op::BN : 0)) * 128;
-    static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "register file overcommitted");
+    // setmaxnreg moves registers within what the block got at launch (65536 / threads a thread, rounded down to 8):
+    // asking for more leaves setmaxnreg.inc blocked for good, a hang no bounded wait catches (24 + 2 x 240 fits 384
+    // threads' 168 each; 32 + 2 x 240 does not)
+    constexpr int THREADS = 128 * (1 + CONSUMERS), LAUNCH_REGS = (65536 / THREADS) & ~7;
+    static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= THREADS * LAUNCH_REGS,
+                  "more registers than the block holds at launch");
     extern __shared__ __align__(1024) unsigned char tp_smem[];
     constexpr bool HOLD = stages_c_in_slot<Op>::value;  // + the consumers' meeting barrier before C enters the slot
     static_assert(!HOLD || (TMA_STORE && CLUSTER == 1 && !SPLIT && !swaps_ab<Op>::value && Op::FLUSH == 0 &&
@@ -757,6 +770,13 @@ __device__ __forceinline__ void body(const void* tmA, const void* tmB, float* C,
 
     if (wg == 0) {
         setmaxnreg_dec<PRODUCER_REGS>();
+#ifndef TP_IDLE_WAIT  // the idle threads kept to the closing cluster barrier: never a rung (scripts/dev A/B)
+        // in a cluster the producer warpgroup's idle threads leave now, as they do alone: an exited thread does not
+        // hold up barrier.cluster, and waiting at it for the whole kernel they slow the warps that share their SMs'
+        // schedulers (warp 0's other 31 lanes beside the producer thread among them)
+        if constexpr (CLUSTER > 1)
+            if (!producer_works<Op>(tid)) return;
+#endif
         if (tid == 0) {
             tensormap_acquire(tmR);
             tensormap_acquire(tmS);

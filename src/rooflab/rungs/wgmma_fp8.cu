@@ -443,6 +443,25 @@ mm_wgmma_fp8_persistent_n144_cluster(const void* tmA, const void* tmB, float* C,
 #endif
 }
 
+// the same with B^T in two 72-row boxes, each CTA multicasting one into both (CUTLASS's split of the shared operand)
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n144_cluster_b72(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox<144, 72, 1, 128>, 2, 6, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// 128 x 224 tiles in 2-CTA clusters along M, each CTA multicasting one 112-row half of B^T into both: a quarter fewer
+// operand bytes a CTA from L2 than alone; producer 24 registers, consumers 240
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_fp8_persistent_n224_cluster(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<fp8_gemm::Fp8OpBox<224, 112, 1, 128>, 2, 5, 24, 240, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
 // 2-CTA clusters of 128 x 144 tiles (rank 0 multicasting B^T's one box into both), the releases for the partner
 // relayed by warp 1 of the producer warpgroup, so no consumer warp issues a remote arrive; the adds after each k-tile's
 // drain, or overlapped (128 x 224 spills here: its producer's multicast issue needs more than 24 registers)

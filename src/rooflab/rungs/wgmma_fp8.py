@@ -79,6 +79,13 @@ _PERSISTENT_VARIANTS = (
               persistent_grid(c, bn=144), persistent_smem_bytes(6, bn=144, tma_store=False),
               staging="tma_fp8_a128_b144_store")
       for c, tiles, suffix in ((1, "128x144x128", ""), (2, "2x(128x144x128) clusters, B multicast,", "_cluster"))),
+    # 2-CTA clusters with B^T in two boxes, each CTA multicasting one into both (CUTLASS's split of the shared
+    # operand): 128 x 144 (72-row boxes) and 128 x 224 (112-row boxes; a quarter fewer operand bytes a CTA from L2)
+    *(Variant(f"2x(128x{bn}x128) clusters, B multicast in halves, persistent, producer + 2 consumers stages {st}, A "
+              f"in one box, C stored from registers, accurate accumulation", f"mm_wgmma_fp8_persistent_{name}",
+              (384, 1, 1), persistent_grid(2, bn=bn), persistent_smem_bytes(st, bn=bn, tma_store=False),
+              staging=f"tma_fp8_a128_b{bn // 2}_store")
+      for bn, st, name in ((224, 5, "n224_cluster"), (144, 6, "n144_cluster_b72"))),
     # the 128 x 144 tiles with the adds overlapped (two partials: each k-tile's added under the next one's MMAs), so
     # a consumer keeps MMAs in flight while it adds; 3 x 72 registers, the widest tile whose three fit
     *(Variant(f"{tiles} persistent, producer + 2 consumers stages 6, A and B^T in one box each, C stored from "
