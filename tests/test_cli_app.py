@@ -89,6 +89,8 @@ BAD_INPUT = [
     (["bandwidth", "--size", "1e30"], "--size"),
     (["bandwidth", "--reps", "10"], "--reps"),
     (["bandwidth", "--rounds", "-5"], "--rounds"),
+    (["gemm", "--rounds", "0"], "--rounds"),
+    (["tune", "--rounds", "0"], "--rounds"),
     (["bandwidth", "--rounds", "0"], "--rounds"),
     (["bandwidth", "--blocks", "100"], "block sizes"),
     (["bandwidth", "--blocks", "128,x"], "--blocks"),
@@ -258,7 +260,7 @@ def test_every_option_of_every_command_has_help():
 
 
 HELP = {
-    "gemm": ["--n", "--m", "--k", "--kernels", "--reps", "--check-n", "--flush-l2", "--seed", "--format", "--out",
+    "gemm": ["--n", "--m", "--k", "--kernels", "--reps", "--rounds", "--check-n", "--flush-l2", "--seed", "--format", "--out",
              "naive, coalesced, tiled16, tiled32, regtile, vec, warptile, pipelined, cublas"],
     "bandwidth": ["--size", "--reps", "--rounds", "--blocks", "--no-sweep", "--format", "--out", "256M"],
     "flops": ["--reps", "--target-ms", "--format", "--out"],

@@ -97,3 +97,21 @@ def test_l2_flush_between_reps(device):
     # a flushed rep reads A and B from DRAM again: slower than the same kernel with a warm L2
     warm = run(GemmConfig(m=1024, n=1024, k=1024, reps=3, kernels=["tiled32"]), device)["rungs"][0]
     assert rec["timing"]["min_ms"] > 0.98 * warm["timing"]["min_ms"]
+
+
+def test_interleaved_rounds_time_every_rung_each_round(device):
+    """--rounds: every rung's samples from each round, a median per round, the section still a valid record."""
+    from rooflab.measure.gemm import GemmConfig, run
+    from rooflab.report.gemm import ratio_table
+    from rooflab.schema.gemm import Gemm
+
+    sec = run(GemmConfig(m=300, n=200, k=100, reps=4, rounds=3, check_n=64, kernels=["naive", "coalesced"]), device)
+    Gemm.from_dict(sec)
+    assert sec["method"]["rounds"] == 3
+    for rec in sec["rungs"]:
+        assert rec["passed"], (rec["kernel"], rec["error"])
+        t = rec["timing"]
+        assert t["reps"] == 12 and len(t["round_medians_ms"]) == 3 and min(t["round_medians_ms"]) > 0
+        assert [c["name"] for c in rec["checks"]].count("last timed launch") == 3
+    table = ratio_table({"gemm": sec})
+    assert table.columns[-1] == "over 3 rounds" and table.rows[0][2]

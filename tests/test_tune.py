@@ -63,3 +63,21 @@ def test_variants_that_need_more_shared_memory_than_the_device_has():
     measured = []
     res = tune.search(rung, t4, lambda r: measured.append(r.kernel) or 1.0)
     assert "mm<9>" not in measured and res["times_ms"]["big"] is None and res["winner"] == "v0"
+
+
+def test_search_in_rounds_measures_every_fitting_variant_at_once(cache):
+    """measure_all (tune --rounds) gets the variants that fit, in order, and its medians pick the winner."""
+    big = (Variant("big", "mm<9>", (256, 1, 1), grid, shared_mem=100 * 1024),) + VARIANTS
+    rung = Rung(name="tunable", title="t", stage="s", explain="e", loads_per_fma=None, source="rungs/x.cu",
+                kernel="mm<9>", variants=big)
+    t4 = SimpleNamespace(name="Tesla T4", cc=(7, 5), driver_version="580.159.04")
+    calls = []
+
+    def measure_all(cands):
+        calls.append([(label.split(":")[1].split("(")[0].strip(), r.kernel) for label, r in cands])
+        return [3.0, None, 2.0]
+
+    res = tune.search(rung, t4, lambda r: pytest.fail("measured one at a time"), measure_all=measure_all)
+    assert calls == [[("v0", "mm<0>"), ("v1", "mm<1>"), ("v2", "mm<2>")]]
+    assert res["winner"] == "v2" and list(res["times_ms"]) == ["big", "v0", "v1", "v2"]
+    assert res["times_ms"] == {"big": None, "v0": 3.0, "v1": None, "v2": 2.0}

@@ -46,7 +46,12 @@ def info(fmt):
 @click.option("--kernels", type=Kernels(), default=None, cls=LadderOption,
               help="Comma-separated rungs of the SGEMM ladder, any subset in any order: {ladder} "
                    "(default: all, in ladder order).")
-@click.option("--reps", type=PositiveInt(), default=20, show_default=True, help="Timed launches per rung.")
+@click.option("--reps", type=PositiveInt(), default=20, show_default=True,
+              help="Timed launches per rung (per round, with --rounds).")
+@click.option("--rounds", type=PositiveInt(), default=1, show_default=True,
+              help="Interleaved timing rounds: every rung is checked first, then each rung's --reps are taken in "
+                   "turn, round after round, so peers share the clock and power states of the run; the ratios "
+                   "show their spread over the rounds. Each rung's checked output stays on the GPU until the end.")
 @click.option("--check-n", type=PositiveInt(), default=512, show_default=True,
               help="Size of the check against a CPU float64 reference.")
 @click.option("--flush-l2/--no-flush-l2", default=False, show_default=True, help="Flush the L2 before every rep.")
@@ -57,7 +62,7 @@ def info(fmt):
                    "rung at a small odd shape; a reported error FAILS the rung.")
 @format_option
 @out_option
-def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, sanitize, fmt, out_file):
+def gemm(n, m, k, kernels, reps, rounds, check_n, flush_l2, seed, sanitize, fmt, out_file):
     """The SGEMM ladder (G1–G11): check, time and explain every rung.
 
     Every rung is checked at --check-n against a CPU float64 product (the seed's
@@ -65,13 +70,19 @@ def gemm(n, m, k, kernels, reps, check_n, flush_l2, seed, sanitize, fmt, out_fil
     componentwise GEMM error bound on both, with tolerances from the precision's
     error model), at 509x383x257 where it takes any shape, then at the timed size
     against a GPU float64 product, and run repeatedly and concurrently to catch
-    races. Only then is it timed: one warm-up, --reps launches between CUDA events.
+    races. Only then is it timed: one warm-up, --reps launches between CUDA events
+    (with --rounds R, R such turns interleaved across the rungs).
+
+    \b
+    Examples:
+      rooflab gemm --n 8192 --kernels wgmma_bf16_tma_store,cublas_bf16 --rounds 5
+      rooflab gemm --n 4096 --flush-l2 --format json --out gemm.json
     """
     from rooflab.measure import gemm as gemm_mod  # noqa: PLC0415
     from rooflab.report.sections import shown  # noqa: PLC0415
 
-    cfg = gemm_mod.GemmConfig(m=n if m is None else m, n=n, k=n if k is None else k, reps=reps, check_n=check_n,
-                              flush_l2=flush_l2, seed=seed)
+    cfg = gemm_mod.GemmConfig(m=n if m is None else m, n=n, k=n if k is None else k, reps=reps, rounds=rounds,
+                              check_n=check_n, flush_l2=flush_l2, seed=seed)
     if kernels:
         cfg.kernels = kernels
     cfg.validate()
@@ -173,10 +184,15 @@ def sanitize_section(specs: list[dict]):
 @click.option("--n", type=click.IntRange(min=1), default=4096, show_default=True, help="Size the search times at.")
 @click.option("--kernels", type=Kernels(tunable=True), default=None, cls=LadderOption,
               help="Tunable rungs to search, from {tunable} (default: all of them).")
-@click.option("--reps", type=click.IntRange(min=1), default=10, show_default=True, help="Timed launches per variant.")
+@click.option("--reps", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Timed launches per variant (per round, with --rounds).")
+@click.option("--rounds", type=PositiveInt(), default=1, show_default=True,
+              help="Interleaved timing rounds: a rung's variants are all checked, then timed in turn, round after "
+                   "round, so a drifting clock (a power cap) does not pick the winner; each variant's checked "
+                   "output stays on the GPU until its rung is done.")
 @format_option
 @out_option
-def tune(n, kernels, reps, fmt, out_file):
+def tune(n, kernels, reps, rounds, fmt, out_file):
     """Search the launch configurations of the tunable rungs (G12) on this GPU and cache the
     fastest that passes its checks; `gemm` and `report` then run the cached winner.
 
@@ -189,7 +205,7 @@ def tune(n, kernels, reps, fmt, out_file):
     names = kernels or tunable_names()
     if not names:
         raise UsageError("no tunable rungs in the ladder")
-    cfg = gemm_mod.GemmConfig(m=n, n=n, k=n, reps=reps, kernels=names)
+    cfg = gemm_mod.GemmConfig(m=n, n=n, k=n, reps=reps, rounds=rounds, kernels=names)
     cfg.validate()
     doc = measure("tune", tune=lambda dev, say: gemm_mod.tune_rungs(cfg, dev, say))
     rows = []

@@ -123,3 +123,25 @@ def summarize(samples: list[dict]) -> dict | None:
         "reasons": names,
         "throttled": is_throttle(names),
     }
+
+
+def merge_summaries(summaries: list[dict | None]) -> dict | None:
+    """One summary from several (interleaved rounds): extremes over all, the median of the medians (the
+    samples themselves are gone), every reason seen."""
+    have = [s for s in summaries if s]
+    if not have:
+        return None
+
+    def stats(key):
+        return {"min": min(s[key]["min"] for s in have), "median": statistics.median(s[key]["median"] for s in have),
+                "max": max(s[key]["max"] for s in have)}
+
+    names = list(dict.fromkeys(n for s in have for n in s["reasons"]))
+    return {
+        "samples": sum(s["samples"] for s in have),
+        **{key: stats(key) for key in ("sm_mhz", "mem_mhz", "power_w", "temp_c")},
+        "sm_mhz_start": have[0].get("sm_mhz_start"),
+        "sm_mhz_end": have[-1].get("sm_mhz_end"),
+        "reasons": names,
+        "throttled": is_throttle(names),
+    }

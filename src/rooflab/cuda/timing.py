@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
 from rooflab.errors import KernelError
-from rooflab.cuda.telemetry import Telemetry
+from rooflab.cuda.telemetry import Telemetry, merge_summaries
 
 
 @dataclass
@@ -30,6 +30,7 @@ class Timing:
     launches_per_sample: int = 1
     stopped_by: str = "reps"  # what ended the timing: "reps" (a fixed count), "converged", "time budget"
     median_spread_pct: float | None = None  # the median's relative 95% spread when it stopped
+    round_medians_ms: list[float] | None = None  # each interleaved round's median, where there were rounds
 
     @property
     def mean_ms(self) -> float:
@@ -52,6 +53,20 @@ class Timing:
         d.update(reps=len(self.times_ms), mean_ms=self.mean_ms, median_ms=self.median_ms,
                  min_ms=self.min_ms, max_ms=self.max_ms)
         return d
+
+
+def merge_rounds(rounds: list[Timing]) -> Timing:
+    """One timing from interleaved rounds of the same launch: every sample, each round's median beside
+    them, the telemetry over all of them (a round's clock state is part of its figure)."""
+    if not rounds:
+        raise ValueError("no rounds to merge")
+    if len(rounds) == 1:
+        return rounds[0]
+    first = rounds[0]
+    return Timing(times_ms=[t for r in rounds for t in r.times_ms], warmup=first.warmup,
+                  l2_flushed=all(r.l2_flushed for r in rounds), telemetry=merge_summaries([r.telemetry for r in rounds]),
+                  method=first.method, launches_per_sample=first.launches_per_sample, stopped_by=first.stopped_by,
+                  median_spread_pct=None, round_medians_ms=[r.median_ms for r in rounds])
 
 
 @functools.cache

@@ -36,12 +36,12 @@ from rooflab.cuda import staging
 from rooflab.cuda.compile import get_kernel
 from rooflab.cuda.device import DeviceInfo
 from rooflab.cuda.gpu import cuda_call, cupy, synchronize
-from rooflab.cuda.timing import l2_flusher
+from rooflab.cuda.timing import l2_flusher, merge_rounds
 from rooflab.errors import CallableError, KernelError, RooflabError, UsageError
 from rooflab.measure import tune
 from rooflab.measure.guards import Guarded
 from rooflab.measure.libraries import library_launch
-from rooflab.measure.proven import time_proven
+from rooflab.measure.proven import Proven, time_proven
 from rooflab.model.check import (
     MIXED,
     POSITIVE,
@@ -81,6 +81,7 @@ class GemmConfig:
     timing: str = "events"  # "events" (a pair per launch), "batched" (many launches per pair), "graph", "auto"
     replicas: int = 8  # concurrent copies in the determinism check
     budget_s: float | None = None  # time each rung until its median is known to 0.5%, or this many seconds
+    rounds: int = 1  # interleaved timing rounds: every rung's reps, then again, so peers see the same clock states
 
     def validate(self, known: list[str] | None = None) -> None:
         for name, v in (("N", self.n), ("M", self.m), ("K", self.k), ("check size", self.check_n)):
@@ -90,6 +91,8 @@ class GemmConfig:
                 raise UsageError(f"{name}={v} is more than the kernels' int index allows ({INT_MAX})")
         if self.reps < 1:
             raise UsageError(f"--reps must be at least 1, got {self.reps}")
+        if not isinstance(self.rounds, int) or self.rounds < 1:
+            raise UsageError(f"--rounds must be at least 1, got {self.rounds}")
         if self.timing not in ("events", "batched", "graph", "auto"):
             raise UsageError(f"timing must be events, batched, graph or auto, got {self.timing!r}")
         if self.budget_s is not None and not self.budget_s > 0:
@@ -408,45 +411,91 @@ def rung_record(rung: Rung, cfg: GemmConfig, device: DeviceInfo) -> dict:
     }
 
 
-def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | None = None) -> dict:
+Timer = Callable[[], Proven]
+
+
+def ready_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | None = None) \
+        -> tuple[dict, Timer | None]:
+    """Compile and check one rung: its record, and what takes one proven timing of it (None where it is
+    skipped or failed). The timer recompares each timed run's last output with the checked one."""
     cfg = inp.cfg
     rec = rung_record(rung, cfg, device)
     say = progress or (lambda _msg: None)
     rec["skipped"] = skip_reason(rung, cfg, device)
     if rec["skipped"]:
-        return rec
+        return rec, None
     try:
         say(f"{rung.name}: compile")
         launch, rec["launch"] = prepare(rung, cfg.m, cfg.n, cfg.k)
         say(f"{rung.name}: check")
         checks = check_rung(rung, inp)
-        rec["checks"] = [c.to_dict() for c in checks]
-        rec["passed"] = bool(checks) and all(c.passed for c in checks)
-        if not rec["passed"]:
-            return rec
-        say(f"{rung.name}: time {cfg.reps} reps")
-        flush = l2_flusher(device.l2_bytes) if cfg.flush_l2 else None
-        var, c = inp.variant(rung), inp.c.array
-        checked = c.copy()  # the determinism runs left the checked output here
-
-        def recheck():
-            cp = cupy()
-            return int(cp.count_nonzero(checked.view(cp.uint32) != c.view(cp.uint32))) + inp.c.touched()
-
-        nbytes = var.a.nbytes + var.b.nbytes + c.nbytes  # compulsory: A and B read, C written once
-        proof = time_proven(lambda: launch(var.a, var.b, c), label=rung.name, reps=cfg.reps, device=device,
-                            poison=inp.c.poison, recheck=recheck, shape=(cfg.m, cfg.n, cfg.k),
-                            precision=rung.precision, flops=rec["flops"], nbytes=nbytes, footprint_bytes=nbytes,
-                            warmup=cfg.warmup, flush=flush, method=cfg.timing, budget_s=cfg.budget_s)
-        rec["checks"] += [ch.to_dict() for ch in proof.checks]
-        if not proof.passed:
-            rec["passed"], rec["error"] = False, proof.error
-            return rec
-        rec["timing"] = proof.timing.to_dict()
     except KernelError as exc:
-        rec["error"] = str(exc)
-        rec["passed"] = False
+        rec["error"], rec["passed"] = str(exc), False
+        return rec, None
+    rec["checks"] = [c.to_dict() for c in checks]
+    rec["passed"] = bool(checks) and all(c.passed for c in checks)
+    if not rec["passed"]:
+        return rec, None
+    flush = l2_flusher(device.l2_bytes) if cfg.flush_l2 else None
+    var, c = inp.variant(rung), inp.c.array
+    checked = c.copy()  # the determinism runs left the checked output here
+
+    def recheck():
+        cp = cupy()
+        return int(cp.count_nonzero(checked.view(cp.uint32) != c.view(cp.uint32))) + inp.c.touched()
+
+    nbytes = var.a.nbytes + var.b.nbytes + c.nbytes  # compulsory: A and B read, C written once
+
+    def timer() -> Proven:
+        say(f"{rung.name}: time {cfg.reps} reps")
+        return time_proven(lambda: launch(var.a, var.b, c), label=rung.name, reps=cfg.reps, device=device,
+                           poison=inp.c.poison, recheck=recheck, shape=(cfg.m, cfg.n, cfg.k),
+                           precision=rung.precision, flops=rec["flops"], nbytes=nbytes, footprint_bytes=nbytes,
+                           warmup=cfg.warmup, flush=flush, method=cfg.timing, budget_s=cfg.budget_s)
+
+    return rec, timer
+
+
+def time_rung(rec: dict, timer: Timer, proofs: list[Proven]) -> bool:
+    """Take one more proven timing into `proofs` and `rec`; False (the rung FAILED) where it does not stand."""
+    try:
+        proof = timer()
+    except KernelError as exc:
+        rec["error"], rec["passed"], rec["timing"] = str(exc), False, None
+        return False
+    rec["checks"] += [ch.to_dict() for ch in proof.checks]
+    if not proof.passed:
+        rec["passed"], rec["error"], rec["timing"] = False, proof.error, None
+        return False
+    proofs.append(proof)
+    rec["timing"] = merge_rounds([p.timing for p in proofs]).to_dict()
+    return True
+
+
+def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | None = None) -> dict:
+    rec, timer = ready_rung(rung, inp, device, progress)
+    if timer is not None:
+        time_rung(rec, timer, [])
     return rec
+
+
+def _run_rounds(rungs_: list[Rung], inp: _Inputs, device: DeviceInfo, progress: Progress | None,
+                labels: list[str] | None = None) -> list[dict]:
+    """Every rung checked first, then timed in cfg.rounds interleaved rounds (one rung's reps after the
+    other's, round after round), so peers share the clock and power states of the run. `labels` name
+    the rungs in progress lines (variants of one rung share its name)."""
+    say = progress or (lambda _msg: None)
+
+    def told(label: str | None) -> Progress | None:
+        return progress if label is None or progress is None else (lambda msg: progress(f"{label}: {msg}"))
+
+    ready = [ready_rung(r, inp, device, told(labels[i] if labels else None)) for i, r in enumerate(rungs_)]
+    proofs: list[list[Proven]] = [[] for _ in ready]
+    live = [i for i, (_rec, timer) in enumerate(ready) if timer is not None]
+    for rnd in range(inp.cfg.rounds):
+        say(f"round {rnd + 1}/{inp.cfg.rounds}")
+        live = [i for i in live if time_rung(ready[i][0], ready[i][1], proofs[i])]
+    return [rec for rec, _timer in ready]
 
 
 def run(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = None,
@@ -461,19 +510,20 @@ def run(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = None,
         progress("inputs and float64 references")
     inp = _Inputs(cfg, seed)
     table = {**rungs.by_name(), **{r.name: r for r in extra}}
-    recs = []
-    for name in cfg.kernels:
-        rung, tuning = tune.choose(table[name], device)  # a tunable rung runs its cached winner
-        rec = run_rung(rung, inp, device, progress)
+    chosen = [tune.choose(table[name], device) for name in cfg.kernels]  # a tunable rung runs its cached winner
+    if cfg.rounds == 1:  # each rung checked and timed before the next is compiled: one checked C held at a time
+        recs = [run_rung(rung, inp, device, progress) for rung, _tuning in chosen]
+    else:
+        recs = _run_rounds([rung for rung, _tuning in chosen], inp, device, progress)
+    for rec, (_rung, tuning) in zip(recs, chosen):
         if tuning:
             rec["tuning"] = tuning
-        recs.append(rec)
     return {
         "config": {**asdict(cfg), "seed": seed},
         "method": {
             "timer": "CUDA events around each launch, same stream, no host sync between reps"
             if cfg.timing == "events" else f"CUDA events, timing method {cfg.timing!r} (see each rung's timing)",
-            "warmup": cfg.warmup, "reps": cfg.reps, "l2_flushed": cfg.flush_l2,
+            "warmup": cfg.warmup, "reps": cfg.reps, "rounds": cfg.rounds, "l2_flushed": cfg.flush_l2,
             "statistic": "median (mean and min also reported)",
             "checks": CHECKS_TEXT,
         },
@@ -490,10 +540,14 @@ def tune_rungs(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = 
     seed = cfg.seed if cfg.seed is not None else random.SystemRandom().randrange(2**31)
     inp = _Inputs(cfg, seed)
 
-    def median(rung: Rung) -> float | None:
-        rec = run_rung(rung, inp, device)
+    def median(rec: dict) -> float | None:
         return rec["timing"]["median_ms"] if rec["passed"] and rec["timing"] else None
 
-    out = [tune.search(rungs.get(name), device, median, progress, n=cfg.n)
+    def in_rounds(cands: list[tuple[str, Rung]]) -> list[float | None]:
+        recs = _run_rounds([r for _label, r in cands], inp, device, progress, [label for label, _r in cands])
+        return [median(rec) for rec in recs]
+
+    out = [tune.search(rungs.get(name), device, lambda r: median(run_rung(r, inp, device)), progress, n=cfg.n,
+                       measure_all=in_rounds if cfg.rounds > 1 else None)
            for name in cfg.kernels if rungs.get(name) and rungs.get(name).variants]
     return {"config": {**asdict(cfg), "seed": seed}, "cache": str(tune.cache_path()), "rungs": out}

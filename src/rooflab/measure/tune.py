@@ -71,18 +71,31 @@ def choose(rung: Rung, device: DeviceInfo) -> tuple[Rung, dict]:
 
 
 def search(rung: Rung, device: DeviceInfo, measure: Callable[[Rung], float | None],
-           progress: Callable[[str], None] | None = None, n: int = 4096) -> dict:
-    """Time every variant (measure(rung) -> median ms, None if it failed its check); cache the winner."""
+           progress: Callable[[str], None] | None = None, n: int = 4096,
+           measure_all: Callable[[list[tuple[str, Rung]]], list[float | None]] | None = None) -> dict:
+    """Time every variant (measure(rung) -> median ms, None if it failed its check; or measure_all, given
+    every variant that fits as (progress label, rung), their medians in that order: interleaved rounds);
+    cache the winner."""
     say = progress or (lambda _m: None)
     times: dict[str, float | None] = {}
+    todo: list[tuple[str, str, Rung]] = []  # (variant, progress label, rung)
     for i, v in enumerate(rung.variants):
         if not fits(v, device):
             say(f"tune {rung.name}: {v.label} ({i + 1}/{len(rung.variants)}) skipped: needs {v.shared_mem} bytes "
                 f"of shared memory per block")
             times[v.label] = None
             continue
-        say(f"tune {rung.name}: {v.label} ({i + 1}/{len(rung.variants)})")
-        times[v.label] = measure(rung.with_variant(v))
+        times[v.label] = None  # keeps the variants' order
+        todo.append((v.label, f"tune {rung.name}: {v.label} ({i + 1}/{len(rung.variants)})", rung.with_variant(v)))
+    if measure_all is not None:
+        medians = measure_all([(label, r) for _v, label, r in todo])
+    else:
+        medians = []
+        for _v, label, r in todo:
+            say(label)
+            medians.append(measure(r))
+    for (v, _label, _r), ms in zip(todo, medians, strict=True):
+        times[v] = ms
     ok = {k: t for k, t in times.items() if t}
     if not ok:
         return {"rung": rung.name, "winner": None, "tried": len(times), "times_ms": times}

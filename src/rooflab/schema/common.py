@@ -66,6 +66,8 @@ class Timing(Record):
     launches_per_sample: int = field(minimum=1)
     stopped_by: str = field()
     median_spread_pct: float | None = field()
+    round_medians_ms: list[float] | None = field(description="each interleaved round's median (gemm --rounds); "
+                                                             "times_ms holds every round's samples", min_items=2)
 
 
 @dataclass(kw_only=True)

@@ -46,6 +46,7 @@ class GemmConfig(Record):
 @dataclass(kw_only=True)
 class GemmMethod(Record):
     reps: int
+    rounds: int = field(minimum=1)
     warmup: int
     l2_flushed: bool
     checks: str
