@@ -78,7 +78,7 @@ def test_rounds_time_the_rungs_in_turn_and_a_failed_round_ends_its_rung(monkeypa
         return rec, timer
 
     monkeypatch.setattr(gemm, "ready_rung", ready)
-    recs = gemm._run_rounds(["a", "b", "c"], _Inp(3), device=None, progress=None)
+    recs = gemm._run_all(["a", "b", "c"], _Inp(3), device=None, progress=None)
     assert order == ["a", "b", "a", "b", "a"]
     a, b, c = recs
     assert a["passed"] and a["timing"]["round_medians_ms"] == [1.0, 3.0, 5.0] and a["timing"]["reps"] == 9

@@ -479,17 +479,20 @@ def run_rung(rung: Rung, inp: _Inputs, device: DeviceInfo, progress: Progress | 
     return rec
 
 
-def _run_rounds(rungs_: list[Rung], inp: _Inputs, device: DeviceInfo, progress: Progress | None,
-                labels: list[str] | None = None) -> list[dict]:
-    """Every rung checked first, then timed in cfg.rounds interleaved rounds (one rung's reps after the
-    other's, round after round), so peers share the clock and power states of the run. `labels` name
-    the rungs in progress lines (variants of one rung share its name)."""
+def _run_all(rungs_: list[Rung], inp: _Inputs, device: DeviceInfo, progress: Progress | None,
+             labels: list[str] | None = None) -> list[dict]:
+    """Every rung's record. One round: each rung checked and timed before the next is compiled (one checked C
+    held at a time). More: every rung checked first, then timed in cfg.rounds interleaved rounds (one rung's
+    reps after the other's, round after round), so peers share the clock and power states of the run.
+    `labels` name the rungs in progress lines (variants of one rung share its name)."""
     say = progress or (lambda _msg: None)
 
-    def told(label: str | None) -> Progress | None:
-        return progress if label is None or progress is None else (lambda msg: progress(f"{label}: {msg}"))
+    def told(i: int) -> Progress | None:
+        return progress if labels is None or progress is None else (lambda msg: progress(f"{labels[i]}: {msg}"))
 
-    ready = [ready_rung(r, inp, device, told(labels[i] if labels else None)) for i, r in enumerate(rungs_)]
+    if inp.cfg.rounds == 1:
+        return [run_rung(r, inp, device, told(i)) for i, r in enumerate(rungs_)]
+    ready = [ready_rung(r, inp, device, told(i)) for i, r in enumerate(rungs_)]
     proofs: list[list[Proven]] = [[] for _ in ready]
     live = [i for i, (_rec, timer) in enumerate(ready) if timer is not None]
     for rnd in range(inp.cfg.rounds):
@@ -511,10 +514,7 @@ def run(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = None,
     inp = _Inputs(cfg, seed)
     table = {**rungs.by_name(), **{r.name: r for r in extra}}
     chosen = [tune.choose(table[name], device) for name in cfg.kernels]  # a tunable rung runs its cached winner
-    if cfg.rounds == 1:  # each rung checked and timed before the next is compiled: one checked C held at a time
-        recs = [run_rung(rung, inp, device, progress) for rung, _tuning in chosen]
-    else:
-        recs = _run_rounds([rung for rung, _tuning in chosen], inp, device, progress)
+    recs = _run_all([rung for rung, _tuning in chosen], inp, device, progress)
     for rec, (_rung, tuning) in zip(recs, chosen):
         if tuning:
             rec["tuning"] = tuning
@@ -540,14 +540,10 @@ def tune_rungs(cfg: GemmConfig, device: DeviceInfo, progress: Progress | None = 
     seed = cfg.seed if cfg.seed is not None else random.SystemRandom().randrange(2**31)
     inp = _Inputs(cfg, seed)
 
-    def median(rec: dict) -> float | None:
-        return rec["timing"]["median_ms"] if rec["passed"] and rec["timing"] else None
+    def medians(cands: list[tuple[str, Rung]]) -> list[float | None]:
+        recs = _run_all([r for _label, r in cands], inp, device, progress, [label for label, _r in cands])
+        return [rec["timing"]["median_ms"] if rec["passed"] and rec["timing"] else None for rec in recs]
 
-    def in_rounds(cands: list[tuple[str, Rung]]) -> list[float | None]:
-        recs = _run_rounds([r for _label, r in cands], inp, device, progress, [label for label, _r in cands])
-        return [median(rec) for rec in recs]
-
-    out = [tune.search(rungs.get(name), device, lambda r: median(run_rung(r, inp, device)), progress, n=cfg.n,
-                       measure_all=in_rounds if cfg.rounds > 1 else None)
+    out = [tune.search(rungs.get(name), device, progress=progress, n=cfg.n, measure_all=medians)
            for name in cfg.kernels if rungs.get(name) and rungs.get(name).variants]
     return {"config": {**asdict(cfg), "seed": seed}, "cache": str(tune.cache_path()), "rungs": out}

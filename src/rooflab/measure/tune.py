@@ -70,7 +70,7 @@ def choose(rung: Rung, device: DeviceInfo) -> tuple[Rung, dict]:
     return rung.with_variant(v), info
 
 
-def search(rung: Rung, device: DeviceInfo, measure: Callable[[Rung], float | None],
+def search(rung: Rung, device: DeviceInfo, measure: Callable[[Rung], float | None] | None = None,
            progress: Callable[[str], None] | None = None, n: int = 4096,
            measure_all: Callable[[list[tuple[str, Rung]]], list[float | None]] | None = None) -> dict:
     """Time every variant (measure(rung) -> median ms, None if it failed its check; or measure_all, given
