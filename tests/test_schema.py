@@ -264,3 +264,16 @@ def test_every_section_kind_has_a_recorded_h200_document():
 
     covered = {where.rsplit("/", 1)[-1] for sections in RECORDED.values() for where in sections}
     assert set(SECTIONS) - covered == set(UNRECORDED), "record the section, or say in UNRECORDED why not"
+
+
+@pytest.mark.parametrize("version", [-1, 0])
+def test_a_format_before_the_first_is_refused_in_one_line(tmp_path, version):
+    """No migration starts below format 1: such a document is refused by validation, not a KeyError."""
+    from rooflab.schema.document import upgrade
+
+    doc = {"format": version, "rooflab_version": "0.2.0"}
+    assert upgrade(doc) is doc
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UsageError, match="format"):
+        results.load(path)

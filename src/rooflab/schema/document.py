@@ -91,7 +91,7 @@ MIGRATIONS = {1: _from_1}  # format n -> format n + 1
 def upgrade(doc: dict) -> dict:
     """`doc` in the current format (a copy where anything changed; the same dict where nothing did)."""
     version = format_of(doc)
-    if version is None or version >= FORMAT:
+    if version is None or version >= FORMAT or version not in MIGRATIONS:  # no format before 1: validation says so
         return doc
     doc = copy.deepcopy(doc)
     while version < FORMAT:
