@@ -132,7 +132,15 @@ def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlappe
     ("wgmma_3xtf32_tma", "mm_wgmma_3xtf32_tma_f1", "mm_wgmma_3xtf32_tma_f1_spread"),
     ("wgmma_3xtf32_swap", "mm_wgmma_3xtf32_swap_f2", "mm_wgmma_3xtf32_swap_f2_direct"),
     ("wgmma_tf32_tma", "mm_wgmma_tf32_tma", "mm_wgmma_tf32_tma_direct"),
-    ("wgmma_tf32_swap", "mm_wgmma_tf32_swap", "mm_wgmma_tf32_swap_direct")])
+    ("wgmma_tf32_swap", "mm_wgmma_tf32_swap", "mm_wgmma_tf32_swap_direct"),
+    # a stage's operands in one TMA box each (B as it lies in a rank-3 map of 32-column chunks, its pitch padded
+    # to whole chunks at N = 776 and 777): the same bytes in the same places, so the same C
+    ("wgmma_tf32_tma", "mm_wgmma_tf32_tma", "mm_wgmma_tf32_tma_ab1"),
+    ("wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store_ab1"),
+    ("wgmma_tf32_swap", "mm_wgmma_tf32_swap", "mm_wgmma_tf32_swap_a1"),
+    ("wgmma_tf32_swap", "mm_wgmma_tf32_swap", "mm_wgmma_tf32_swap_ab1"),
+    ("wgmma_tf32_swap", "mm_wgmma_tf32_swap", "mm_wgmma_tf32_swap_cluster_ab1"),
+    ("wgmma_3xtf32_swap", "mm_wgmma_3xtf32_swap_f2_direct", "mm_wgmma_3xtf32_swap_f2_direct_ab1")])
 def test_the_epilogue_variants_store_the_same_c(hopper, name, plain, other):
     """A store deferred under the next tile's first MMAs (its flush sets the accumulator that the plain
     kernel adds to zero) or spread in parts over them, C staged whole for TMA stores, written from the registers,

@@ -30,23 +30,25 @@ PERSISTENT = (*[r for r in TMA_RUNGS if r.name in ("wgmma_bf16_persistent", "wgm
               WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_3XTF32_SWAP, WGMMA_FP8_PERSISTENT)
 # the operand policy each file's kernels name -> (parts, tile columns); SPLIT_A's stages also hold A's residual
 OPS = {"tma_gemm::Bf16OpSlot": (1, 256), "tma_gemm::Bf16OpRelay": (1, 256), "fp8_gemm::Fp8OpBoxRelay<144": (1, 144), "tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
+       "tf32_tma::Tf32OneBoxOp": (1, 256), "tf32_tma::Tf32SwapBoxOp": (1, 256), "tf32_tma::Tf32SwapClusterBoxOp": (1, 256), "tf32_tma::X3SwapOneBoxOp": (1, 128),
        "tf32_tma::X3Op": (2, 128), "tf32_tma::X3SwapOp": (1, 128),
        "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<192": (1, 192),
        "fp8_gemm::Fp8Op<256": (1, 256), "fp8_gemm::Fp8OpOwnB<192": (1, 192), "fp8_gemm::Fp8OpBox<192": (1, 192),
        "fp8_gemm::Fp8OpBox<224": (1, 224), "fp8_gemm::Fp8OpBox<144": (1, 144),
        "fp8_gemm::Fp8OpBox3<128": (1, 128)}
-SPLIT_OPS = ("tf32_tma::X3SwapOp",)
+SPLIT_OPS = ("tf32_tma::X3SwapOp", "tf32_tma::X3SwapOneBoxOp")
 # the policies whose B boxes are not 64 rows tall, and the staging that maps B so
 STORING = (staging.TMA_STORE, staging.TMA_FP8_STORE, staging.TMA_F32_STORE, staging.TMA_TRANSPOSE, *staging.TMA_PREPASS,
            "tma_fp8_b192_store", "tma_fp8_b224_store", "tma_fp8_b32_store", "tma_fp8_a128_b224_store", "tma_fp8_a128_b144_store",
-           "tma_a128_store")
+           "tma_a128_store", "tma_tf32t_a128_b256", "tma_f32_a256_store", "tma_f32_ab256_store", "tma_f32_ab128_store",
+           "tma_ab1_store")
 
 
 def _box_rows(op: str) -> tuple[int, int]:
     """(rows of a box of B, of A) the BF16 or FP8 policy loads: Fp8OpBox<BN, BR, FLUSH[, AR]>, Bf16OpA128, else 64."""
     if m := re.match(r"fp8_gemm::Fp8OpBox(?:3|Relay)?<\d+, (\d+), -?\d+(?:, (\d+))?>", op):
         return int(m[1]), int(m[2] or 64)
-    return (64, 128) if op == "tma_gemm::Bf16OpA128" else (64, 64)
+    return (64, 128) if op in ("tma_gemm::Bf16OpA128", "tma_gemm::Bf16OpOneBox") else (64, 64)
 
 
 def _launch_bounded(source: Path, threads: int) -> str:
@@ -86,6 +88,8 @@ def test_every_variant_launches_its_kernel_as_the_kernel_is_built(rung):
             layout = tma.LAYOUTS[(v.staging or rung.staging).removesuffix("_store")]
             assert bn % b_rows == 0 and bm % a_rows == 0, v.kernel
             assert (layout.b_box_rows, layout.a_box_rows) == (b_rows, a_rows), v.kernel
+            # B as it lies in one box of its 64-column panels where the policy takes it so (BN / 64 of them)
+            assert layout.b_chunks == (bn // 64 if op == "tma_gemm::Bf16OpOneBox" else 0), v.kernel
             # every FP8 variant names its maps (their boxes differ); a BF16 one only where it differs from the rung's
             assert v.staging if op.startswith("fp8_gemm::") else (v.staging is None) == ((a_rows, b_rows) == (64, 64))
         assert c_bufs <= bn // 32, v.kernel  # at most every box of a consumer's 64 x bn
@@ -119,9 +123,14 @@ def test_the_precisions_carry_their_own_staging_and_tolerance():
     assert WGMMA_TF32_TMA.precision == WGMMA_TF32.precision
     assert WGMMA_TF32_TMA.normwise_tolerance(4096) == WGMMA_TF32.normwise_tolerance(4096)
     assert WGMMA_3XTF32_TMA.normwise_tolerance(4096) == WGMMA_3XTF32.normwise_tolerance(4096)
-    assert WGMMA_TF32_SWAP.staging == staging.TMA_F32_STORE and WGMMA_TF32_SWAP.rounding == "tf32_trunc"
+    # the swapped kernels map FP32 A and B as they lie; by default a stage's operands in one box each
+    assert WGMMA_TF32_SWAP.staging == "tma_f32_ab256_store" and WGMMA_TF32_SWAP.rounding == "tf32_trunc"
+    assert {v.staging for v in WGMMA_TF32_SWAP.variants} >= {staging.TMA_F32_STORE}
+    assert tma.LAYOUTS["tma_f32_ab256"].element == tma.LAYOUTS["tma_f32"].element == tma.F32
     assert WGMMA_TF32_SWAP.normwise_tolerance(4096) == WGMMA_TF32.normwise_tolerance(4096)
-    assert WGMMA_3XTF32_SWAP.staging == staging.TMA_F32_STORE and WGMMA_3XTF32_SWAP.rounding == "fp32"
+    assert WGMMA_3XTF32_SWAP.staging == "tma_f32_ab128_store" and WGMMA_3XTF32_SWAP.rounding == "fp32"
+    # every variant names its maps, as the default's are not the others'
+    assert all(v.staging for r in (WGMMA_TF32_SWAP, WGMMA_3XTF32_SWAP) for v in r.variants)
     assert WGMMA_3XTF32_SWAP.normwise_tolerance(4096) == WGMMA_3XTF32_TMA.normwise_tolerance(4096)
     assert WGMMA_3XTF32_SWAP.componentwise_tolerance(1) == WGMMA_3XTF32_TMA.componentwise_tolerance(1)
     for r in (WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_3XTF32_SWAP, WGMMA_FP8_PERSISTENT):
@@ -218,7 +227,8 @@ def test_the_stage_kernels_are_defined_where_the_rungs_look_for_them():
     assert re.search(r'extern "C" __global__ void stage_bt_transpose\(const float\* X, float\* out, int K, int N\)', src)
 
 
-def test_the_transposing_scheme_maps_a_in_place_and_b_transposed(monkeypatch):
+@pytest.mark.parametrize("scheme", sorted(staging.TRANSPOSE_LAYOUTS))
+def test_the_transposing_scheme_maps_a_in_place_and_b_transposed(monkeypatch, scheme):
     """Only B goes through a kernel (transposed into an N x K scratch); A's map is of the caller's array,
     K is as it is (TMA zero-fills the tail), and C's map is asked for."""
     calls = []
@@ -239,12 +249,44 @@ def test_the_transposing_scheme_maps_a_in_place_and_b_transposed(monkeypatch):
     monkeypatch.setattr(staging, "cupy", lambda: FakeCupy)
     monkeypatch.setattr(tma, "operand_maps", lambda a, b, m, n, k, label, layout, c: calls.append(
         ("maps", a, b, m, n, k, layout, c)) or ("MA", "MB"))
-    assert staging.takes_c(staging.TMA_TRANSPOSE)
-    stage, k = staging.stager(WGMMA_TF32_TMA.source, (), staging.TMA_TRANSPOSE, 45, 33, 70, "x")
+    assert staging.takes_c(scheme)
+    stage, k = staging.stager(WGMMA_TF32_TMA.source, (), scheme, 45, 33, 70, "x")
     assert k == 70 and stage("A", "B", "C") == ("MA", "MB")
     assert calls == [("get", "stage_bt_transpose"), ("alloc", (33, 70)),
                      ("transpose", (2, 3, 1), (32, 8, 1), "B", [70, 33]),
-                     ("maps", "A", "BT", 45, 33, 70, tma.STAGED_F32[1], "C")]
+                     ("maps", "A", "BT", 45, 33, 70, staging.TRANSPOSE_LAYOUTS[scheme], "C")]
+
+
+# the TF32 policies that load a stage's operand in one box -> (rows of the second operand's box, B chunked),
+# as the host must map them (the swapped kernels' second operand is A)
+ONE_BOX_OPS = {"tf32_tma::Tf32OneBoxOp": None, "tf32_tma::Tf32SwapBoxOp<false>": (256, False),
+               "tf32_tma::Tf32SwapBoxOp<true>": (256, True), "tf32_tma::X3SwapOneBoxOp<2>": (128, True),
+               "tf32_tma::Tf32SwapClusterBoxOp": (128, True)}
+
+
+def test_the_one_box_tf32_variants_are_mapped_in_their_kernels_boxes():
+    src = WGMMA_TF32_TMA.source_path().read_text()
+    assert "static constexpr int A_BOX_ROWS = 128, B_BOX_ROWS = 256;" in src
+    assert re.search(r"struct Tf32SwapBoxOp : Tf32SwapOp \{\s*static constexpr int B_BOX_ROWS = 256;", src)
+    assert re.search(r"struct X3SwapOneBoxOp : X3SwapOp<FLUSH_, false> \{\s*static constexpr int B_BOX_ROWS = 128;"
+                     r"\s*static constexpr bool B_ONE_BOX = true;", src)
+    seen = set()
+    for rung in (WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_SWAP):
+        inst = _entries(rung.source_path())
+        for v in rung.variants:
+            op = inst[v.kernel][1]
+            if op not in ONE_BOX_OPS:
+                continue
+            seen.add(op)
+            scheme = v.staging or rung.staging
+            if ONE_BOX_OPS[op] is None:
+                assert staging.TRANSPOSE_LAYOUTS[scheme] == tma.STAGED_F32_ONE_BOX, v.kernel
+                continue
+            rows, chunked = ONE_BOX_OPS[op]
+            layout = tma.LAYOUTS[scheme.removesuffix("_store")]
+            assert (layout.a_box_rows, bool(layout.b_chunks), layout.b_box_rows) == (rows, chunked, 32), v.kernel
+            assert layout.b_chunks in (0, 128 // 32), v.kernel  # the kernel's BM / 32 chunks of 32 columns
+    assert seen == set(ONE_BOX_OPS)
 
 
 def _replay_releases(kt_count: int, flush: int) -> list[tuple[int, int]]:

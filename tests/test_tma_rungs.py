@@ -373,7 +373,7 @@ class _Arr:
 
 
 class _FakeCupy:
-    uint8, uint16 = np.uint8, np.uint16
+    uint8, uint16, uint32 = np.uint8, np.uint16, np.uint32
 
     def __init__(self):
         self.syncs = 0
@@ -386,7 +386,7 @@ class _FakeCupy:
         self.cuda = types.SimpleNamespace(Device=lambda: types.SimpleNamespace(id=0), get_current_stream=Stream)
 
     def empty(self, n, dtype):
-        buf = np.empty(n + 512, dtype=np.uint8)  # 512-byte aligned like CuPy's pool
+        buf = np.full(n + 512, 0xA5, dtype=np.uint8)  # 512-byte aligned like CuPy's pool; stale bytes, not zeros
         off = (-buf.ctypes.data) % 512
         return _Arr(buf[off:off + n].view(dtype))
 
@@ -453,6 +453,43 @@ def test_operands_tma_cannot_read_go_through_a_padded_copy(host, m, n, k):
         got = np.frombuffer(rows, dtype=np.uint16).reshape(spec.rows, spec.pitch // 2)[:, :cols]
         assert np.array_equal(got, x.a)
     assert bytes(ma.a) == bytes([1]) * 128 and bytes(mb.a) == bytes([2]) * 128
+
+
+@pytest.mark.parametrize("n", [64, 36, 8190])
+def test_a_chunked_b_is_read_in_whole_128_byte_chunks(host, n):
+    """The chunked FP32 map reads B's rows in 32-column chunks up to the next multiple of 128 bytes: B is used
+    where it lies when its rows are whole chunks (N a multiple of 32), else copied with its pitch so padded and
+    the pad zeroed, as the last chunk reads it; A keeps the 16-byte rule."""
+    _, encoded = host
+    layout = tma.LAYOUTS["tma_f32_ab256"]
+    m, k = 8, 12
+    a, b = _FakeCupy().empty(m * k * 4, np.uint8).view(np.uint32).reshape(m, k), \
+        _FakeCupy().empty(k * n * 4, np.uint8).view(np.uint32).reshape(k, n)
+    b.a[:] = np.random.default_rng(7).integers(1, 2**32, (k, n), dtype=np.uint32)
+    maps = tma.operand_maps(a, b, m, n, k, "t", layout=layout)  # they hold the copy's buffer
+    (sa, addr_a), (sb, addr_b) = encoded
+    assert addr_a == a.data.ptr and (sa.box, sa.chunks) == ((32, 256), 0)
+    assert sb.dims == (32, k, -(-n // 32)) and sb.strides == (sb.pitch, 128) and sb.box == (32, 32, 4)
+    assert sb.pitch % 128 == 0 and sb.pitch >= 4 * n
+    if n % 32 == 0:
+        assert addr_b == b.data.ptr and sb.pitch == 4 * n
+        return
+    rows = np.frombuffer(ctypes.string_at(addr_b, k * sb.pitch), dtype=np.uint32).reshape(k, sb.pitch // 4)
+    assert np.array_equal(rows[:, :n], b.a) and not rows[:, n:].any() and maps[0].data.ptr < addr_b
+
+
+def test_a_chunked_map_names_rank_3_and_refuses_a_pitch_of_part_chunks():
+    spec = tma.MapSpec(rows=100, cols=8190, pitch=32768, element=tma.F32, box_rows=32, chunks=4)
+    args = tma.encode_args(spec)
+    assert args["rank"] == 3 and args["dims"] == (32, 100, 256) and args["element_strides"] == (1, 1, 1)
+    assert spec.problems(0x1000) == []
+    assert any("128-byte chunks" in p for p in tma.MapSpec(100, 8190, 32768 - 16, tma.F32, 32, 4).problems(0x1000))
+    assert tma.encode_args(tma.MapSpec(100, 8190, 32768, tma.F32, 32))["rank"] == 2  # unchunked: as before
+    # BF16's B as it lies: chunks of 64 columns, a box of four 64 x 64 panels
+    bf16 = tma.operand_specs(100, 8190, 300, layout=tma.LAYOUTS["tma_ab1"], b_pitch=16384)
+    assert (bf16[0].box, bf16[1].dims, bf16[1].strides, bf16[1].box) == ((64, 128), (64, 300, 128), (16384, 128),
+                                                                         (64, 64, 4))
+    assert tma.padded_pitch(8190, tma.BF16, tma.LAYOUTS["tma_ab1"].b_pitch_align) == 16384
 
 
 def _arr(rows, cols, seed):

@@ -46,6 +46,8 @@ class Variant:
     c_swizzle: bool = True  # store_acc_tma_t's XOR of the chunk with the row
     a_box_bytes: int = BOX // 2  # issue_stage's A_BOX for SWAP_AB: a 32 k x 32 n box of B
     short_tx: int = 0  # PLANT_SHORT_TX's extra bytes
+    b_one_box: bool = False  # B_ONE_BOX: B's BM / 32 chunks in one rank-3 box (chunks past N land as zeros)
+    a_rows: int = 64  # b_box_rows<Op> of the swapped policy: the rows of a box of A (256: one box, _a1 / _ab1)
 
 
 KERNEL = Variant()
@@ -157,15 +159,19 @@ def issue_stage(ctas: list[Cta], rank: int, A: np.ndarray, B: np.ndarray, bm: in
     (dims {K, M}, box {32, 64}), (M, N) of the call = (N, M) of C; tile_n: the policy's BN. Returns (B
     boxes, A boxes) issued."""
     Mr, Nr = B.shape[1], A.shape[0]
-    a_rows, a_box = 32, v.a_box_bytes
+    a_rows, a_box = (BM, BM * 128) if v.b_one_box else (32, v.a_box_bytes)
     k0 = kt * BK
     a_boxes = max(0, min(BM // a_rows, _c_div(Mr - bm + a_rows - 1, a_rows)))
-    br = 64  # b_box_rows<Tf32SwapOp>: the default, 64 rows of A per box
+    br = v.a_rows  # b_box_rows<Op>: 64 rows of A per box by default
     b_boxes = min(tile_n // br, _c_div(Nr - bn + br - 1, br))
     me = ctas[rank]
     me.bar.expected += PARTS * (a_boxes * a_box + b_boxes * br * 128) + v.short_tx
     for w in range(a_boxes):  # B (K x N) as it lies: 32 k-rows x 32 n of it, c0 along n, c1 along k
-        tma_load([me], slot + w * (BOX // 2), B, bm + 32 * w, k0, 32, v)
+        if v.b_one_box:  # tma_load_3d(slot, tmR, 0, k0, bm / 32): its chunks one after another, each 32 n x 32 k
+            for c in range(BM // 32):
+                tma_load([me], slot + c * (BOX // 2), B, bm + 32 * c, k0, 32, v)
+        else:
+            tma_load([me], slot + w * (BOX // 2), B, bm + 32 * w, k0, 32, v)
     sb = slot + PARTS * BM * 128
     share = len(ctas)  # CTAs that split the boxes: the swapped policy multicasts (no NO_MULTICAST)
     for q in range(rank if share > 1 else 0, b_boxes, share):  # A K-major: 64 rows of A, c0 along k
@@ -389,13 +395,15 @@ def test_the_replayed_kernels_are_the_entry_points():
 FORMULAS = {
     "tma_persistent.cuh": [
         # issue_stage
-        "constexpr int A_ROWS = SW ? 32 : a_box_rows<Op>::value, A_BOX = A_ROWS * 128;",
+        "constexpr bool ONE = SW && b_one_box<Op>::value;",
+        "constexpr int A_ROWS = ONE ? BM : SW ? 32 : a_box_rows<Op>::value, A_BOX = A_ROWS * 128;",
         "const int a_boxes = max(0, min(BM / A_ROWS, (M - bm + A_ROWS - 1) / A_ROWS));",
-        "constexpr int BR = b_box_rows<Op>::value, B_BOX = BR * 128;",
+        "if constexpr (ONE) tma_load_3d(slot, tmA, 0, k0, bm / 32, full);",
+        "constexpr int BR = ONE_B ? Op::BN : b_box_rows<Op>::value, B_BOX = BR * 128;",
         "const int b_boxes = min(Op::BN / BR, (N - bn + BR - 1) / BR);",
         "mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * B_BOX) + 16);",
         "mbar_arrive_expect_tx(full, Op::PARTS * (a_boxes * A_BOX + b_boxes * B_BOX));",
-        "if constexpr (SW) tma_load_2d(slot + w * A_BOX, tmA, bm + 32 * w, k0, full);",
+        "else if constexpr (SW) tma_load_2d(slot + w * A_BOX, tmA, bm + 32 * w, k0, full);",
         "const unsigned sb = slot + Op::PARTS * BM * 128;",
         "constexpr int SHARE = skips_multicast<Op>::value ? 1 : CLUSTER;",
         "for (int q = SHARE > 1 ? (int)rank : 0; q < b_boxes; q += SHARE) {",
@@ -489,6 +497,33 @@ def test_the_cluster_variant_computes_the_product(shape):
     """mm_wgmma_tf32_swap_cluster: 2 CTAs along C's columns, A's boxes split between them and multicast
     into both, a spare CTA past N loading no B (and storing nothing)."""
     assert _exact(*shape, cluster=2)
+
+
+ONE_BOX = {"_a1": replace(KERNEL, a_rows=256), "_ab1": replace(KERNEL, a_rows=256, b_one_box=True),
+           "_cluster_ab1": replace(KERNEL, a_rows=128, b_one_box=True)}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_BOX))
+@pytest.mark.parametrize("shape", ONE_K_TILE + K_LOOPS + [(600, 330, 40)], ids=lambda s: "x".join(map(str, s)))
+def test_the_one_box_variants_compute_the_product(shape, name):
+    """mm_wgmma_tf32_swap_a1 and _ab1: A in one 256-row box, and for _ab1 B's four chunks in one rank-3 box (a chunk
+    wholly past N lands as zeros, counted on the barrier): every barrier completes and C == A @ B exactly."""
+    assert _exact(*shape, v=ONE_BOX[name], **({"cluster": 2} if "cluster" in name else {}))
+
+
+def test_the_one_box_kernels_are_the_replayed_ones():
+    src = " ".join(RUNG.read_text().split())
+    assert ("template <bool B_ONE> struct Tf32SwapBoxOp : Tf32SwapOp { static constexpr int B_BOX_ROWS = 256; "
+            "static constexpr bool B_ONE_BOX = B_ONE; };") in src
+    assert ("struct Tf32SwapClusterBoxOp : Tf32SwapOp { static constexpr int B_BOX_ROWS = 128; "
+            "static constexpr bool B_ONE_BOX = true; };") in src
+    assert ("mm_wgmma_tf32_swap_cluster_ab1(const void* tmA, const void* tmB, float* C, int M, int N, int K) { "
+            "#if defined(__CUDA_ARCH_FEAT_SM90_ALL) tma_persistent::body<tf32_tma::Tf32SwapClusterBoxOp, 2, 4, 40, 232, "
+            "true>") in src
+    for name, one in (("_a1", "false"), ("_ab1", "true")):
+        assert (f"mm_wgmma_tf32_swap{name}(const void* tmA, const void* tmB, float* C, int M, int N, int K) {{ "
+                f"#if defined(__CUDA_ARCH_FEAT_SM90_ALL) tma_persistent::body<tf32_tma::Tf32SwapBoxOp<{one}>, 1, 4, "
+                "40, 232, true>") in src
 
 
 def test_a_group_of_one_row_tile_walks_every_tile_too():

@@ -218,7 +218,11 @@ def test_the_replayed_kernels_are_the_entry_points():
                           "mm_wgmma_3xtf32_swap_f2": (2, False, 1, 4, True),
                           "mm_wgmma_3xtf32_swap_rna": (1, True, 1, 4, True),
                           "mm_wgmma_3xtf32_swap_f2_direct": (2, False, 1, 4, False)}
-    assert sorted(v.kernel for v in WGMMA_3XTF32_SWAP.variants) == sorted(_entries())  # the record orders by speed
+    # ... and the one-box twin of the flush-2 direct kernel (its boxes replayed in tests/test_tma_swapped.py)
+    one_box = re.findall(r"\n(mm_wgmma_3xtf32_swap\w*)\([^{]*\{[^}]*?tma_persistent::body<tf32_tma::X3SwapOneBoxOp<(\d+)>, "
+                         r"(\d+), (\d+), \d+, \d+, (true|false)>", sw.RUNG.read_text())
+    assert one_box == [("mm_wgmma_3xtf32_swap_f2_direct_ab1", "2", "1", "4", "false")]
+    assert sorted(v.kernel for v in WGMMA_3XTF32_SWAP.variants) == sorted([*_entries(), one_box[0][0]])  # by speed
     src = " ".join(sw.RUNG.read_text().split())
     assert ("struct X3SwapOp { static constexpr int BK = TF_BK, BN = 128, NACC = 64, PARTS = 1, FLUSH = FLUSH_, "
             "SPLIT_WARPS = 2; static constexpr bool B_KMAJOR = true, SWAP_AB = true, SPLIT_A = true, "

@@ -40,13 +40,15 @@ TMA_FP8_STORE = "tma_fp8_store"  # ... and C's map after B's
 TMA_F32_STORE = "tma_f32_store"  # FP32 operands as they lie (rooflab.cuda.tma's "tma_f32"), and C's map
 # the TF32 pre-pass, then tensor maps of its outputs and of C (the persistent TF32 and 3xTF32 kernels)
 TMA_PREPASS = {"tma_3xtf32": "3xtf32"}
-# B transposed as it is, A in place, both truncated by the tensor core: maps of A, B^T and C, K as it is
+# B transposed as it is, A in place, both truncated by the tensor core: maps of A, B^T and C, K as it is;
+# each scheme's boxes (the second: A in one box of a 128-row tile, B^T in one of 256 rows)
 TMA_TRANSPOSE = "tma_tf32t"
+TRANSPOSE_LAYOUTS = {TMA_TRANSPOSE: tma.STAGED_F32[1], "tma_tf32t_a128_b256": tma.STAGED_F32_ONE_BOX}
 
 
 def takes_c(scheme: str | None) -> bool:
     """The scheme's stage function also needs the output (to map it)."""
-    return _stored_layout(scheme) is not None or scheme in (TMA_TRANSPOSE, *TMA_PREPASS)
+    return _stored_layout(scheme) is not None or scheme in (*TRANSPOSE_LAYOUTS, *TMA_PREPASS)
 
 
 def _stored_layout(scheme: str | None) -> tma.Layout | None:
@@ -57,7 +59,7 @@ def _stored_layout(scheme: str | None) -> tma.Layout | None:
 
 
 def known() -> tuple[str, ...]:
-    return (*SCHEMES, *tma.LAYOUTS, *(name + STORE_SUFFIX for name in tma.LAYOUTS), TMA_TRANSPOSE, *TMA_PREPASS)
+    return (*SCHEMES, *tma.LAYOUTS, *(name + STORE_SUFFIX for name in tma.LAYOUTS), *TRANSPOSE_LAYOUTS, *TMA_PREPASS)
 
 
 def staged_k(k: int) -> int:
@@ -71,8 +73,8 @@ def stager(source: str, options: tuple[str, ...], scheme: str, m: int, n: int, k
         return tma.stager(m, n, k, label, stored, with_c=True)
     if scheme in tma.LAYOUTS:
         return tma.stager(m, n, k, label, tma.LAYOUTS[scheme])
-    if scheme == TMA_TRANSPOSE:
-        return _transposed_b(source, options, m, n, k, label), k
+    if scheme in TRANSPOSE_LAYOUTS:
+        return _transposed_b(source, options, m, n, k, label, TRANSPOSE_LAYOUTS[scheme]), k
     if scheme in TMA_PREPASS:
         prepass, kp = _prepass(source, options, TMA_PREPASS[scheme], m, n, k, label)
         layout = tma.STAGED_F32[SCHEMES[TMA_PREPASS[scheme]]]
@@ -89,13 +91,13 @@ def stager(source: str, options: tuple[str, ...], scheme: str, m: int, n: int, k
     return _prepass(source, options, scheme, m, n, k, label)
 
 
-def _transposed_b(source: str, options: tuple[str, ...], m: int, n: int, k: int, label: str) -> Callable:
-    """stage(a, b, c) -> maps of A (in place), B^T (written by stage_bt_transpose) and C."""
+def _transposed_b(source: str, options: tuple[str, ...], m: int, n: int, k: int, label: str,
+                  layout: tma.Layout) -> Callable:
+    """stage(a, b, c) -> maps of A (in place), B^T (written by stage_bt_transpose) and C, in `layout`'s boxes."""
     cp = cupy()
     kb = get_kernel(source, "stage_bt_transpose", options=options, label=f"{label} (transpose B)")
     grid = (-(-n // 32), -(-k // 32), 1)
     k32, n32 = np.int32(k), np.int32(n)
-    layout = tma.STAGED_F32[1]
 
     def stage(a, b, c):
         bt = cp.empty((n, k), dtype=cp.float32)

@@ -21,6 +21,13 @@ The FP32 layout "tma_f32" maps both operands as they lie, for the kernels that c
 (B^T's fragments loaded into registers from B's boxes):
     A   (M x K, FP32)       dims {K, M}, box {32, 64}
     B   (K x N, FP32)       dims {N, K}, box {32, 32}: 32 n (128 B) x 32 k-rows, one k-tile
+Its chunked forms ("tma_f32_ab128", "tma_f32_ab256") load a stage's operand in one issue each: A in one
+box of the tile's rows, and B as a rank-3 map of 32-column chunks,
+    B   (K x N, FP32)       dims {32, K, ceil(N / 32)}, strides {pitch, 128 B}, box {32, 32, 4}
+which lands as the four 32 x 32 boxes did, one after another ("tma_ab1": BF16's B in 64-column chunks,
+box {64, 64, 4}, its four panels). Its last chunk reads a row's bytes up to the next multiple of 128,
+so B's pitch must be one (else B is copied with its pitch so padded, the pad zeroed); the columns past
+N only feed rows of C^T (columns of C) that are never stored.
 
 TMA reads rows whose pitch is a multiple of 16 bytes from a 16-byte-aligned base. An operand that
 misses this (K or N not a multiple of 8, a misaligned view) is copied into a buffer with the pitch
@@ -93,6 +100,12 @@ class Layout:
     parts: int = 1
     b_box_rows: int = 64
     a_box_rows: int = 64
+    b_chunks: int = 0  # > 0: B as it lies in a rank-3 map, this many 32-column chunks a box (the module's text)
+
+    @property
+    def b_pitch_align(self) -> int:
+        """Bytes B's row pitch must be a multiple of: whole 128-byte chunks where B is chunked."""
+        return SWIZZLE_SPAN if self.b_chunks else PITCH_ALIGN
 
 
 LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_transposed=True),
@@ -104,9 +117,17 @@ LAYOUTS = {"tma": Layout(BF16, b_transposed=False), "tma_fp8": Layout(E4M3, b_tr
            # ... and A in one box of a 192-row tile (3 consumer warpgroups), B^T in one of 128 rows
            "tma_fp8_a192_b128": Layout(E4M3, b_transposed=True, b_box_rows=128, a_box_rows=192),
            "tma_a128": Layout(BF16, b_transposed=False, a_box_rows=128),
-           "tma_f32": Layout(F32, b_transposed=False, b_box_rows=32)}
+           # ... and B as it lies in one box of its four 64-column panels (the chunked map below)
+           "tma_ab1": Layout(BF16, b_transposed=False, a_box_rows=128, b_chunks=4),
+           "tma_f32": Layout(F32, b_transposed=False, b_box_rows=32),
+           # ... each operand of a stage in one box: A's 128 or 256 rows, B's chunks of 32 columns (128 rows of C^T)
+           **{f"tma_f32_ab{rows}": Layout(F32, b_transposed=False, b_box_rows=32, a_box_rows=rows, b_chunks=4)
+              for rows in (128, 256)},
+           "tma_f32_a256": Layout(F32, b_transposed=False, b_box_rows=32, a_box_rows=256)}
 # the TF32 pre-pass's outputs (rooflab.cuda.staging): both operands K-major FP32, one part or two
 STAGED_F32 = {1: Layout(F32, b_transposed=True), 2: Layout(F32, b_transposed=True, parts=2)}
+# B^T as transposed, in one box of a 256-row tile, A in one of 128 rows
+STAGED_F32_ONE_BOX = Layout(F32, b_transposed=True, a_box_rows=128, b_box_rows=256)
 DEFAULT = LAYOUTS["tma"]
 
 
@@ -119,18 +140,23 @@ class MapSpec:
     pitch: int
     element: Element = BF16
     box_rows: int = BOX
+    chunks: int = 0  # > 0: rank 3, the columns in chunks of one swizzle row, this many a box
 
     @property
-    def dims(self) -> tuple[int, int]:
+    def dims(self) -> tuple[int, ...]:
+        if self.chunks:
+            inner = self.element.inner_box
+            return (inner, self.rows, -(-self.cols // inner))
         return (self.cols, self.rows)  # innermost first
 
     @property
-    def strides(self) -> tuple[int]:
-        return (self.pitch,)  # bytes, of every dimension but the innermost
+    def strides(self) -> tuple[int, ...]:
+        # bytes, of every dimension but the innermost (a chunk is the next 128 bytes of the same row)
+        return (self.pitch, SWIZZLE_SPAN) if self.chunks else (self.pitch,)
 
     @property
-    def box(self) -> tuple[int, int]:
-        return (self.element.inner_box, self.box_rows)
+    def box(self) -> tuple[int, ...]:
+        return (self.element.inner_box, self.box_rows, *((self.chunks,) if self.chunks else ()))
 
     def problems(self, address: int) -> list[str]:
         """What cuTensorMapEncodeTiled would refuse (its documented rules), as sentences."""
@@ -141,6 +167,8 @@ class MapSpec:
             out.append(f"row pitch {self.pitch} bytes is not a multiple of {PITCH_ALIGN} below 2^40")
         if self.pitch < self.cols * self.element.bytes:
             out.append(f"row pitch {self.pitch} bytes is shorter than a row ({self.cols} elements)")
+        if self.chunks and self.pitch % SWIZZLE_SPAN:
+            out.append(f"row pitch {self.pitch} bytes is not whole {SWIZZLE_SPAN}-byte chunks")
         if not all(1 <= d <= 2**32 for d in self.dims):
             out.append(f"dimensions {self.dims} outside 1..2^32")
         if self.box[0] * self.element.bytes > SWIZZLE_SPAN:
@@ -150,9 +178,9 @@ class MapSpec:
         return out
 
 
-def padded_pitch(cols: int, element: Element = BF16) -> int:
-    """The smallest row pitch TMA accepts for a row of `cols` elements."""
-    return -(-cols * element.bytes // PITCH_ALIGN) * PITCH_ALIGN
+def padded_pitch(cols: int, element: Element = BF16, align: int = PITCH_ALIGN) -> int:
+    """The smallest row pitch TMA accepts for a row of `cols` elements (a multiple of `align` bytes)."""
+    return -(-cols * element.bytes // align) * align
 
 
 def b_shape(n: int, k: int, layout: Layout = DEFAULT) -> tuple[int, int]:
@@ -168,7 +196,7 @@ def operand_specs(m: int, n: int, k: int, a_pitch: int | None = None,
     return (MapSpec(rows=layout.parts * m, cols=k, pitch=a_pitch or k * el.bytes, element=el,
                     box_rows=layout.a_box_rows),
             MapSpec(rows=b_rows, cols=b_cols, pitch=b_pitch or b_cols * el.bytes, element=el,
-                    box_rows=layout.b_box_rows))
+                    box_rows=layout.b_box_rows, chunks=layout.b_chunks))
 
 
 def c_spec(m: int, n: int) -> MapSpec:
@@ -182,15 +210,15 @@ def c_mappable(c, n: int) -> bool:
     return (n * F32.bytes) % PITCH_ALIGN == 0 and c.data.ptr % PITCH_ALIGN == 0
 
 
-def usable_as_is(x, cols: int, element: Element = BF16) -> bool:
-    """A C-contiguous operand whose rows TMA can read where they are."""
-    return bool(x.flags.c_contiguous) and x.data.ptr % PITCH_ALIGN == 0 and (cols * element.bytes) % PITCH_ALIGN == 0
+def usable_as_is(x, cols: int, element: Element = BF16, align: int = PITCH_ALIGN) -> bool:
+    """A C-contiguous operand whose rows TMA can read where they are (rows a multiple of `align` bytes)."""
+    return bool(x.flags.c_contiguous) and x.data.ptr % PITCH_ALIGN == 0 and (cols * element.bytes) % align == 0
 
 
 def encode_args(spec: MapSpec) -> dict:
     """Everything cuTensorMapEncodeTiled is called with, but the address (what the tests check)."""
-    return {"data_type": spec.element.data_type, "rank": 2, "dims": spec.dims, "strides": spec.strides,
-            "box": spec.box, "element_strides": (1, 1), "interleave": INTERLEAVE_NONE, "swizzle": SWIZZLE_128B,
+    return {"data_type": spec.element.data_type, "rank": len(spec.dims), "dims": spec.dims, "strides": spec.strides,
+            "box": spec.box, "element_strides": (1,) * len(spec.dims), "interleave": INTERLEAVE_NONE, "swizzle": SWIZZLE_128B,
             "l2_promotion": L2_PROMOTION_256B, "oob_fill": OOB_FILL_ZERO}
 
 
@@ -227,10 +255,11 @@ def _encode_ctypes(spec: MapSpec, address: int) -> bytes:
     a = encode_args(spec)
     buf = (ctypes.c_ubyte * (MAP_BYTES + 64))()  # the map must be 64-byte aligned
     at = (ctypes.addressof(buf) + 63) & ~63
+    r = a["rank"]
     err = _libcuda.cuTensorMapEncodeTiled(
-        ctypes.c_void_p(at), a["data_type"], a["rank"], ctypes.c_void_p(address),
-        (ctypes.c_uint64 * 2)(*a["dims"]), (ctypes.c_uint64 * 1)(*a["strides"]),
-        (ctypes.c_uint32 * 2)(*a["box"]), (ctypes.c_uint32 * 2)(*a["element_strides"]),
+        ctypes.c_void_p(at), a["data_type"], r, ctypes.c_void_p(address),
+        (ctypes.c_uint64 * r)(*a["dims"]), (ctypes.c_uint64 * (r - 1))(*a["strides"]),
+        (ctypes.c_uint32 * r)(*a["box"]), (ctypes.c_uint32 * r)(*a["element_strides"]),
         a["interleave"], a["swizzle"], a["l2_promotion"], a["oob_fill"])
     if err != 0:
         raise _encode_error(err, spec)
@@ -283,12 +312,12 @@ def encode(spec: MapSpec, address: int, via: str | None = None) -> bytes:
 
 def padded_layout(m: int, n: int, k: int, a_ok: bool, b_ok: bool, layout: Layout = DEFAULT) -> dict:
     """One buffer for a launch whose operands need padding: the two maps at 0, then each padded copy
-    (A: M rows, B: K rows, or B^T: N rows, pitch rounded up to 16 bytes), 256-byte aligned; an operand
-    used as it is takes no room."""
+    (A: M rows, B: K rows, or B^T: N rows, pitch rounded up to 16 bytes, or B's to 128 where it is
+    chunked), 256-byte aligned; an operand used as it is takes no room."""
     el = layout.element
     b_rows, b_cols = b_shape(n, k, layout)
     pa = k * el.bytes if a_ok else padded_pitch(k, el)
-    pb = b_cols * el.bytes if b_ok else padded_pitch(b_cols, el)
+    pb = b_cols * el.bytes if b_ok else padded_pitch(b_cols, el, layout.b_pitch_align)
     at_a = 1024
     at_b = at_a + (0 if a_ok else -(-m * pa // 256) * 256)
     return {"a_pitch": pa, "b_pitch": pb, "a_at": at_a, "b_at": at_b, "bytes": at_b + (0 if b_ok else b_rows * pb)}
@@ -318,7 +347,7 @@ def operand_maps(a, b, m: int, n: int, k: int, label: str, layout: Layout = DEFA
     cp = cupy()
     el = layout.element
     b_rows, b_cols = b_shape(n, k, layout)
-    a_ok, b_ok = usable_as_is(a, k, el), usable_as_is(b, b_cols, el)
+    a_ok, b_ok = usable_as_is(a, k, el), usable_as_is(b, b_cols, el, layout.b_pitch_align)
     maps = 2 if c is None else 3
     if a_ok and b_ok:
         key = (cp.cuda.Device().id, a.data.ptr, b.data.ptr, m, n, k, layout, None if c is None else c.data.ptr)
@@ -345,7 +374,10 @@ def operand_maps(a, b, m: int, n: int, k: int, label: str, layout: Layout = DEFA
             buf[at_a:at_a + m * pa].view(view).reshape(m, pa // el.bytes)[:, :k] = a.view(view)  # bits, not values
             addr_a = buf.data.ptr + at_a
         if not b_ok:
-            buf[at_b:at_b + b_rows * pb].view(view).reshape(b_rows, pb // el.bytes)[:, :b_cols] = b.view(view)
+            rows = buf[at_b:at_b + b_rows * pb].view(view).reshape(b_rows, pb // el.bytes)
+            if layout.b_chunks:  # the last chunk reads the pad: zeros, not stale bytes
+                rows[:, b_cols:] = 0
+            rows[:, :b_cols] = b.view(view)
             addr_b = buf.data.ptr + at_b
         sa, sb = operand_specs(m, n, k, pa, pb, layout)
         _upload(cp, buf[:maps * MAP_BYTES], encode(sa, addr_a) + encode(sb, addr_b) + _c_map(c, m, n))

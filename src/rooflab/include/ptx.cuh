@@ -106,6 +106,15 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const void* tmap, int 
         "l"(tmap), "r"(c0), "r"(c1), "r"(bar)
         : "memory");
 }
+// a rank-3 box (c0 innermost), landing as its boxes of the two inner dimensions one after another
+__device__ __forceinline__ void tma_load_3d(unsigned dst, const void* tmap, int c0, int c1, int c2, unsigned bar)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+            dst),
+        "l"(tmap), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
 __device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity)
 {
     unsigned done;

@@ -36,6 +36,10 @@
 //            TMA-store staging is sized for 2), and the block is 128 (1 + CONSUMERS) threads
 //   B_BOX_ROWS, A_BOX_ROWS (optional, default 64) the rows of a box of B and of A: up to 256, so one box
 //            may hold a whole tile's B (BN rows) or A (128 rows); the host maps them with boxes as tall
+//   B_ONE_BOX (optional; B as it lies, N-major: SWAP_AB, or !B_KMAJOR without a cluster) the stage's B arrives
+//            in one rank-3 box of 128-byte column chunks (rooflab.cuda.tma's chunked map: the swapped product's
+//            BM / 32 chunks of 32 n x 32 k, BF16's BN / 64 panels of 64 n x 64 k) instead of a box a chunk: the
+//            same bytes in the same places, one TMA issue
 // Every box is rows of 128 bytes, 128-byte swizzled in 8-row atoms, so boxes of any height laid one after
 // another make the same operand: a stage holds PARTS x (BM / A_BOX_ROWS) boxes of A, then PARTS x
 // (BN / B_BOX_ROWS) boxes of B (SWAP_AB: BM / 32 boxes of B, then BN / 64 of A; SPLIT_A: then A's residual,
@@ -167,6 +171,9 @@ TP_OPTIONAL_MEMBER(b_box_rows, B_BOX_ROWS, int, 64)
 // 128 rows of a 128-row tile in one box lie as two 64-row boxes do)
 TP_OPTIONAL_MEMBER(a_box_rows, A_BOX_ROWS, int, 64)
 
+// B as it lies in one rank-3 box a stage (B_ONE_BOX above)
+TP_OPTIONAL_MEMBER(b_one_box, B_ONE_BOX, bool, false)
+
 // the schedule: a cluster tile is CLUSTER row tiles stacked over one BN-column tile, numbered in
 // grouped order (GROUP row tiles a group); cluster c takes tiles c, c + clusters, ...
 template <int BM, int BN, int CLUSTER, int GROUP = GROUP_M>
@@ -200,11 +207,14 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
 {
     constexpr bool SW = swaps_ab<Op>::value;
     static_assert(!SW || Op::PARTS == 1, "the swapped product loads one part of B");
-    constexpr int A_ROWS = SW ? 32 : a_box_rows<Op>::value, A_BOX = A_ROWS * 128;  // SW: 32 k x 32 n
+    constexpr bool ONE = SW && b_one_box<Op>::value;  // BM / 32 chunks of 32 n in one box
+    constexpr bool ONE_B = !SW && b_one_box<Op>::value;  // BN / 64 panels of 64 n in one box
+    static_assert(!ONE_B || (!Op::B_KMAJOR && CLUSTER == 1 && Op::PARTS == 1), "one box of B as it lies, alone");
+    constexpr int A_ROWS = ONE ? BM : SW ? 32 : a_box_rows<Op>::value, A_BOX = A_ROWS * 128;  // SW: 32 k x 32 n
     static_assert(BM % A_ROWS == 0, "a tile's A is whole boxes");
     const int k0 = kt * Op::BK;
     const int a_boxes = max(0, min(BM / A_ROWS, (M - bm + A_ROWS - 1) / A_ROWS));
-    constexpr int BR = b_box_rows<Op>::value, B_BOX = BR * 128;
+    constexpr int BR = ONE_B ? Op::BN : b_box_rows<Op>::value, B_BOX = BR * 128;
     static_assert(Op::BN % BR == 0, "a tile's B is whole boxes");
     const int b_boxes = min(Op::BN / BR, (N - bn + BR - 1) / BR);
 #ifdef PLANT_SHORT_TX  // a planted bug for the GPU tests: the barrier waits for 16 bytes that never come
@@ -215,7 +225,9 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
 #pragma unroll
     for (int p = 0; p < Op::PARTS; p++)
         for (int w = 0; w < a_boxes; w++) {
-            if constexpr (SW)
+            if constexpr (ONE)
+                tma_load_3d(slot, tmA, 0, k0, bm / 32, full);
+            else if constexpr (SW)
                 tma_load_2d(slot + w * A_BOX, tmA, bm + 32 * w, k0, full);
             else
                 tma_load_2d(slot + (p * (BM / A_ROWS) + w) * A_BOX, tmA, k0, p * M + bm + A_ROWS * w, full);
@@ -227,7 +239,9 @@ __device__ __forceinline__ void issue_stage(const void* tmA, const void* tmB, in
         for (int q = SHARE > 1 ? (int)rank : 0; q < b_boxes; q += SHARE) {
             const unsigned dst = sb + (p * (Op::BN / BR) + q) * B_BOX;
             const int c0 = Op::B_KMAJOR ? k0 : bn + BR * q, c1 = Op::B_KMAJOR ? p * N + bn + BR * q : k0;
-            if constexpr (SHARE > 1)
+            if constexpr (ONE_B)
+                tma_load_3d(dst, tmB, 0, k0, bn / 64, full);
+            else if constexpr (SHARE > 1)
                 tma_load_2d_multicast(dst, tmB, c0, c1, full, (unsigned short)((1u << CLUSTER) - 1));
             else
                 tma_load_2d(dst, tmB, c0, c1, full);

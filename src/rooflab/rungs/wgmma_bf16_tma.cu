@@ -255,6 +255,13 @@ struct Bf16OpA128 : Bf16Op {
     static constexpr int A_BOX_ROWS = 128;
 };
 
+// one TMA issue an operand a stage: A in one 128-row box, B as it lies in one rank-3 box of its four 64-column
+// panels (the host's "tma_ab1" maps): two issues, not six
+struct Bf16OpOneBox : Bf16Op {
+    static constexpr int A_BOX_ROWS = 128;
+    static constexpr bool B_ONE_BOX = true;
+};
+
 // the same in clusters whose partner releases an idle producer warp relays (tma_persistent::relays_release)
 struct Bf16OpRelay : Bf16Op {
     static constexpr bool RELAY_RELEASE = true;
@@ -329,6 +336,14 @@ mm_wgmma_bf16_tma_store_a128(const void* tmA, const void* tmB, float* C, int M, 
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tma_gemm::Bf16OpA128, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_bf16_tma_store_ab1(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tma_gemm::Bf16OpOneBox, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }
 

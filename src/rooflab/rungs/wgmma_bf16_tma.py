@@ -64,6 +64,9 @@ _STORE_VARIANTS = (
             (384, 1, 1), persistent_grid(2), store_smem_bytes(4)),
     Variant("128x256x64 persistent, TMA-store epilogue stages 4, A in one box", "mm_wgmma_bf16_tma_store_a128",
             (384, 1, 1), persistent_grid(1), store_smem_bytes(4), staging="tma_a128_store"),
+    Variant("128x256x64 persistent, TMA-store epilogue stages 4, A and B one box each (B's panels as one)",
+            "mm_wgmma_bf16_tma_store_ab1", (384, 1, 1), persistent_grid(1), store_smem_bytes(4),
+            staging="tma_ab1_store"),
     *(Variant(f"128x256x64 persistent, TMA-store epilogue stages 4, groups of {g}", f"mm_wgmma_bf16_tma_store_g{g}",
               (384, 1, 1), persistent_grid(1), store_smem_bytes(4)) for g in (8, 32)),
     # the clusters with the partner's releases relayed by an idle producer warp: no consumer warp issues a remote arrive

@@ -79,6 +79,25 @@ struct Tf32SwapOp {
     }
 };
 
+// fewer TMA issues a stage for the same bytes: A in one box of the tile's 128 rows, B^T in one of its 256
+struct Tf32OneBoxOp : Tf32Op {
+    static constexpr int A_BOX_ROWS = 128, B_BOX_ROWS = 256;
+};
+
+// the swapped product's stage in two issues: B in one rank-3 box of 4 chunks, A in one box of 256 rows
+// (B_BOX_ROWS: the second operand's, A here); _a1: A's box only
+template <bool B_ONE>
+struct Tf32SwapBoxOp : Tf32SwapOp {
+    static constexpr int B_BOX_ROWS = 256;
+    static constexpr bool B_ONE_BOX = B_ONE;
+};
+
+// ... in 2-CTA clusters: B in one box, A's 256 rows in two 128-row boxes, one issued (and multicast) by each CTA
+struct Tf32SwapClusterBoxOp : Tf32SwapOp {
+    static constexpr int B_BOX_ROWS = 128;
+    static constexpr bool B_ONE_BOX = true;
+};
+
 // 3xTF32: the stage holds A_big's and A_small's boxes (a: the warpgroup's rows of A_big; its A_small
 // 2 boxes = 16 KB on), then B_big's 2 boxes and B_small's 2 (b: B_big; B_small 16 KB on)
 // SPREAD: C stored in parts under the next tile's first k-tiles (tma_persistent.cuh's SPREAD_STORE)
@@ -144,6 +163,13 @@ struct X3SwapOp {
             wgmma_m64n128k8_tf32_rs(d, big, ab, 1);
         }
     }
+};
+
+// the swapped 3xTF32 stage in two issues: B in one rank-3 box of 4 chunks, A in one box of 128 rows
+template <int FLUSH_>
+struct X3SwapOneBoxOp : X3SwapOp<FLUSH_, false> {
+    static constexpr int B_BOX_ROWS = 128;
+    static constexpr bool B_ONE_BOX = true;
 };
 
 }  // namespace tf32_tma
@@ -307,5 +333,48 @@ mm_wgmma_3xtf32_tma_f1_spread(const void* tmA, const void* tmB, float* C, int M,
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tf32_tma::X3Op<1, false, 8>, 1, 3, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+// each operand's stage in one TMA issue (the same bytes, the same shared-memory layout): TF32 with A in one
+// 128-row box and B^T in one 256-row box; swapped TF32 with A in one 256-row box (_a1) and B too, as one
+// rank-3 box of four 32-column chunks (_ab1); swapped 3xTF32 (flush 2, C from registers) likewise
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_tf32_tma_ab1(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32OneBoxOp, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_tf32_swap_a1(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32SwapBoxOp<false>, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_tf32_swap_ab1(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32SwapBoxOp<true>, 1, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+mm_wgmma_3xtf32_swap_f2_direct_ab1(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::X3SwapOneBoxOp<2>, 1, 4, 40, 232, false>(tmA, tmB, C, M, N, K);
+#endif
+}
+
+extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
+mm_wgmma_tf32_swap_cluster_ab1(const void* tmA, const void* tmB, float* C, int M, int N, int K)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    tma_persistent::body<tf32_tma::Tf32SwapClusterBoxOp, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }

@@ -17,15 +17,29 @@ _TF32_VARIANTS = (
             "mm_wgmma_tf32_tma_cluster", (384, 1, 1), persistent_grid(2), persistent_smem_bytes(4)),
     Variant("128x256x32 persistent stages 4, C stored from registers", "mm_wgmma_tf32_tma_direct", (384, 1, 1),
             persistent_grid(1), persistent_smem_bytes(4, tma_store=False)),
+    Variant("128x256x32 persistent stages 4, A and B^T one TMA box each a stage, TMA-store epilogue",
+            "mm_wgmma_tf32_tma_ab1", (384, 1, 1), persistent_grid(1), persistent_smem_bytes(4),
+            staging="tma_tf32t_a128_b256"),
 )
+_F32 = "tma_f32_store"  # A and B as they lie, in a box a 128-byte chunk (rooflab.cuda.tma's "tma_f32")
 _SWAP_VARIANTS = (
+    # a stage's operands in one TMA issue each first: 3.8% / 3.7% faster than in eight at 4096 / 8192 by
+    # `rooflab tune --rounds 3` (H100, 2026-12-07; NOTES.md, session 14)
+    Variant("C^T 128x256x32 persistent stages 4, A and B one TMA box each a stage (B in 32-column chunks), "
+            "TMA-store epilogue", "mm_wgmma_tf32_swap_ab1", (384, 1, 1), persistent_grid(1, swap_ab=True),
+            persistent_smem_bytes(4), staging="tma_f32_ab256_store"),
     Variant("C^T 128x256x32 persistent, B^T from registers, stages 4, TMA-store epilogue", "mm_wgmma_tf32_swap",
-            (384, 1, 1), persistent_grid(1, swap_ab=True), persistent_smem_bytes(4)),
+            (384, 1, 1), persistent_grid(1, swap_ab=True), persistent_smem_bytes(4), staging=_F32),
     Variant("2x(C^T 128x256x32) clusters, A multicast, stages 4, TMA-store epilogue", "mm_wgmma_tf32_swap_cluster",
-            (384, 1, 1), persistent_grid(2, swap_ab=True), persistent_smem_bytes(4)),
+            (384, 1, 1), persistent_grid(2, swap_ab=True), persistent_smem_bytes(4), staging=_F32),
     Variant("C^T 128x256x32 persistent, B^T from registers, stages 4, C stored from registers",
             "mm_wgmma_tf32_swap_direct", (384, 1, 1), persistent_grid(1, swap_ab=True),
-            persistent_smem_bytes(4, tma_store=False)),
+            persistent_smem_bytes(4, tma_store=False), staging=_F32),
+    Variant("C^T 128x256x32 persistent stages 4, A one TMA box a stage, TMA-store epilogue", "mm_wgmma_tf32_swap_a1",
+            (384, 1, 1), persistent_grid(1, swap_ab=True), persistent_smem_bytes(4), staging="tma_f32_a256_store"),
+    Variant("2x(C^T 128x256x32) clusters, A multicast in one box from each CTA, B one box, stages 4, "
+            "TMA-store epilogue", "mm_wgmma_tf32_swap_cluster_ab1", (384, 1, 1), persistent_grid(2, swap_ab=True),
+            persistent_smem_bytes(4), staging="tma_f32_ab128_store"),
 )
 _X3_SMEM = persistent_smem_bytes(3, parts=2, bn=128)
 _X3_VARIANTS = (
@@ -53,17 +67,21 @@ _X3_VARIANTS = (
 _X3_SWAP_SMEM = persistent_smem_bytes(4, bn=128, split_a=True)
 _X3_SWAP_GRID = persistent_grid(1, bn=128, swap_ab=True)
 _X3_SWAP_VARIANTS = (
-    # flushing every 2 k-tiles, C stored from the registers, first: the fastest at 4096 and at 8192 by
-    # `rooflab tune` on the H200 (9.92 against 10.51 ms with TMA stores at 8192, 2026-12-02; NOTES.md)
+    # flushing every 2 k-tiles, C stored from the registers, a stage's operands in one TMA issue each, first: the
+    # one-issue form 4.7% faster at 4096 and tied at 8192 (H100, 2026-12-07), the flush and the store the fastest
+    # at both sizes on the H200 (9.92 against 10.51 ms with TMA stores at 8192, 2026-12-02; NOTES.md)
+    Variant("C^T 128x128x32 persistent stages 4 flush 2, A and B one TMA box each a stage (B in 32-column chunks), "
+            "C stored from registers", "mm_wgmma_3xtf32_swap_f2_direct_ab1", (384, 1, 1), _X3_SWAP_GRID,
+            persistent_smem_bytes(4, bn=128, split_a=True, tma_store=False), staging="tma_f32_ab128_store"),
     Variant("C^T 128x128x32 persistent, B^T split in registers, A by 2 producer warps, stages 4 flush 2, "
             "C stored from registers", "mm_wgmma_3xtf32_swap_f2_direct", (384, 1, 1), _X3_SWAP_GRID,
-            persistent_smem_bytes(4, bn=128, split_a=True, tma_store=False)),
+            persistent_smem_bytes(4, bn=128, split_a=True, tma_store=False), staging=_F32),
     Variant("C^T 128x128x32 persistent stages 4 flush 2, TMA-store epilogue", "mm_wgmma_3xtf32_swap_f2", (384, 1, 1),
-            _X3_SWAP_GRID, _X3_SWAP_SMEM),
+            _X3_SWAP_GRID, _X3_SWAP_SMEM, staging=_F32),
     Variant("C^T 128x128x32 persistent stages 4 flush 1, TMA-store epilogue", "mm_wgmma_3xtf32_swap", (384, 1, 1),
-            _X3_SWAP_GRID, _X3_SWAP_SMEM),
+            _X3_SWAP_GRID, _X3_SWAP_SMEM, staging=_F32),
     Variant("C^T 128x128x32 persistent stages 4 flush 1, A's high part rounded in place, TMA-store epilogue",
-            "mm_wgmma_3xtf32_swap_rna", (384, 1, 1), _X3_SWAP_GRID, _X3_SWAP_SMEM),
+            "mm_wgmma_3xtf32_swap_rna", (384, 1, 1), _X3_SWAP_GRID, _X3_SWAP_SMEM, staging=_F32),
 )
 
 WGMMA_TF32_TMA = Rung(
@@ -84,7 +102,7 @@ WGMMA_TF32_TMA = Rung(
 )
 WGMMA_TF32_SWAP = Rung(
     name="wgmma_tf32_swap", title="wgmma TF32, C^T = B^T A^T, no pre-pass (Hopper)", precision="tf32",
-    rounding="tf32_trunc", **_COMMON, staging="tma_f32_store", kernel=_SWAP_VARIANTS[0].kernel,
+    rounding="tf32_trunc", **_COMMON, staging=_SWAP_VARIANTS[0].staging, kernel=_SWAP_VARIANTS[0].kernel,
     block=_SWAP_VARIANTS[0].block, grid=_SWAP_VARIANTS[0].grid, shared_mem=_SWAP_VARIANTS[0].shared_mem,
     loads_per_fma=1 / 256 + 1 / 128, variants=_SWAP_VARIANTS,
     explain="TF32 wgmma reads shared memory K-major only, and row-major B is N-major; but its first operand may "
@@ -115,7 +133,7 @@ WGMMA_3XTF32_TMA = Rung(
 )
 WGMMA_3XTF32_SWAP = Rung(
     name="wgmma_3xtf32_swap", title="wgmma 3xTF32, C^T = B^T A^T, no pre-pass (Hopper, FP32-accurate)",
-    precision="3xtf32", **_COMMON, staging="tma_f32_store", kernel=_X3_SWAP_VARIANTS[0].kernel,
+    precision="3xtf32", **_COMMON, staging=_X3_SWAP_VARIANTS[0].staging, kernel=_X3_SWAP_VARIANTS[0].kernel,
     block=_X3_SWAP_VARIANTS[0].block, grid=_X3_SWAP_VARIANTS[0].grid, shared_mem=_X3_SWAP_VARIANTS[0].shared_mem,
     loads_per_fma=1 / 128 + 1 / 128, variants=_X3_SWAP_VARIANTS,
     explain="3xTF32 with no pre-pass: as in the swapped TF32 rung the kernel computes C^T = B^T A^T, B arriving "
