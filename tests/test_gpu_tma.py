@@ -139,7 +139,6 @@ def test_the_overlapped_3xtf32_gives_the_flushed_bits(hopper, flushed, overlappe
     ("wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store", "mm_wgmma_bf16_tma_store_ab1"),
     ("wgmma_tf32_swap", "mm_wgmma_tf32_swap", "mm_wgmma_tf32_swap_a1"),
     ("wgmma_tf32_swap", "mm_wgmma_tf32_swap", "mm_wgmma_tf32_swap_ab1"),
-    ("wgmma_tf32_swap", "mm_wgmma_tf32_swap", "mm_wgmma_tf32_swap_cluster_ab1"),
     ("wgmma_3xtf32_swap", "mm_wgmma_3xtf32_swap_f2_direct", "mm_wgmma_3xtf32_swap_f2_direct_ab1")])
 def test_the_epilogue_variants_store_the_same_c(hopper, name, plain, other):
     """A store deferred under the next tile's first MMAs (its flush sets the accumulator that the plain

@@ -30,7 +30,7 @@ PERSISTENT = (*[r for r in TMA_RUNGS if r.name in ("wgmma_bf16_persistent", "wgm
               WGMMA_TF32_TMA, WGMMA_TF32_SWAP, WGMMA_3XTF32_TMA, WGMMA_3XTF32_SWAP, WGMMA_FP8_PERSISTENT)
 # the operand policy each file's kernels name -> (parts, tile columns); SPLIT_A's stages also hold A's residual
 OPS = {"tma_gemm::Bf16OpSlot": (1, 256), "tma_gemm::Bf16OpRelay": (1, 256), "fp8_gemm::Fp8OpBoxRelay<144": (1, 144), "tma_gemm::Bf16Op": (1, 256), "tma_gemm::Bf16OpOwnB": (1, 256), "tf32_tma::Tf32Op": (1, 256), "tf32_tma::Tf32SwapOp": (1, 256),
-       "tf32_tma::Tf32OneBoxOp": (1, 256), "tf32_tma::Tf32SwapBoxOp": (1, 256), "tf32_tma::Tf32SwapClusterBoxOp": (1, 256), "tf32_tma::X3SwapOneBoxOp": (1, 128),
+       "tf32_tma::Tf32OneBoxOp": (1, 256), "tf32_tma::Tf32SwapBoxOp": (1, 256), "tf32_tma::X3SwapOneBoxOp": (1, 128),
        "tf32_tma::X3Op": (2, 128), "tf32_tma::X3SwapOp": (1, 128),
        "fp8_gemm::Fp8Op<128": (1, 128), "fp8_gemm::Fp8Op<192": (1, 192),
        "fp8_gemm::Fp8Op<256": (1, 256), "fp8_gemm::Fp8OpOwnB<192": (1, 192), "fp8_gemm::Fp8OpBox<192": (1, 192),
@@ -260,8 +260,7 @@ def test_the_transposing_scheme_maps_a_in_place_and_b_transposed(monkeypatch, sc
 # the TF32 policies that load a stage's operand in one box -> (rows of the second operand's box, B chunked),
 # as the host must map them (the swapped kernels' second operand is A)
 ONE_BOX_OPS = {"tf32_tma::Tf32OneBoxOp": None, "tf32_tma::Tf32SwapBoxOp<false>": (256, False),
-               "tf32_tma::Tf32SwapBoxOp<true>": (256, True), "tf32_tma::X3SwapOneBoxOp<2>": (128, True),
-               "tf32_tma::Tf32SwapClusterBoxOp": (128, True)}
+               "tf32_tma::Tf32SwapBoxOp<true>": (256, True), "tf32_tma::X3SwapOneBoxOp<2>": (128, True)}
 
 
 def test_the_one_box_tf32_variants_are_mapped_in_their_kernels_boxes():

@@ -92,12 +92,6 @@ struct Tf32SwapBoxOp : Tf32SwapOp {
     static constexpr bool B_ONE_BOX = B_ONE;
 };
 
-// ... in 2-CTA clusters: B in one box, A's 256 rows in two 128-row boxes, one issued (and multicast) by each CTA
-struct Tf32SwapClusterBoxOp : Tf32SwapOp {
-    static constexpr int B_BOX_ROWS = 128;
-    static constexpr bool B_ONE_BOX = true;
-};
-
 // 3xTF32: the stage holds A_big's and A_small's boxes (a: the warpgroup's rows of A_big; its A_small
 // 2 boxes = 16 KB on), then B_big's 2 boxes and B_small's 2 (b: B_big; B_small 16 KB on)
 // SPREAD: C stored in parts under the next tile's first k-tiles (tma_persistent.cuh's SPREAD_STORE)
@@ -368,13 +362,5 @@ mm_wgmma_3xtf32_swap_f2_direct_ab1(const void* tmA, const void* tmB, float* C, i
 {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     tma_persistent::body<tf32_tma::X3SwapOneBoxOp<2>, 1, 4, 40, 232, false>(tmA, tmB, C, M, N, K);
-#endif
-}
-
-extern "C" __global__ void TP_CLUSTER_DIMS_2 __launch_bounds__(384, 1)
-mm_wgmma_tf32_swap_cluster_ab1(const void* tmA, const void* tmB, float* C, int M, int N, int K)
-{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    tma_persistent::body<tf32_tma::Tf32SwapClusterBoxOp, 2, 4, 40, 232, true>(tmA, tmB, C, M, N, K);
 #endif
 }

@@ -37,9 +37,6 @@ _SWAP_VARIANTS = (
             persistent_smem_bytes(4, tma_store=False), staging=_F32),
     Variant("C^T 128x256x32 persistent stages 4, A one TMA box a stage, TMA-store epilogue", "mm_wgmma_tf32_swap_a1",
             (384, 1, 1), persistent_grid(1, swap_ab=True), persistent_smem_bytes(4), staging="tma_f32_a256_store"),
-    Variant("2x(C^T 128x256x32) clusters, A multicast in one box from each CTA, B one box, stages 4, "
-            "TMA-store epilogue", "mm_wgmma_tf32_swap_cluster_ab1", (384, 1, 1), persistent_grid(2, swap_ab=True),
-            persistent_smem_bytes(4), staging="tma_f32_ab128_store"),
 )
 _X3_SMEM = persistent_smem_bytes(3, parts=2, bn=128)
 _X3_VARIANTS = (
