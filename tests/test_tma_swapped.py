@@ -499,9 +499,7 @@ def test_the_cluster_variant_computes_the_product(shape):
     assert _exact(*shape, cluster=2)
 
 
-ONE_BOX = {"_a1": replace(KERNEL, a_rows=256), "_ab1": replace(KERNEL, a_rows=256, b_one_box=True),
-           # in 2-CTA clusters, A as two 128-row boxes, one multicast from each CTA (no kernel yet: the replay only)
-           "_cluster_ab1": replace(KERNEL, a_rows=128, b_one_box=True)}
+ONE_BOX = {"_a1": replace(KERNEL, a_rows=256), "_ab1": replace(KERNEL, a_rows=256, b_one_box=True)}
 
 
 @pytest.mark.parametrize("name", sorted(ONE_BOX))
@@ -509,7 +507,7 @@ ONE_BOX = {"_a1": replace(KERNEL, a_rows=256), "_ab1": replace(KERNEL, a_rows=25
 def test_the_one_box_variants_compute_the_product(shape, name):
     """mm_wgmma_tf32_swap_a1 and _ab1: A in one 256-row box, and for _ab1 B's four chunks in one rank-3 box (a chunk
     wholly past N lands as zeros, counted on the barrier): every barrier completes and C == A @ B exactly."""
-    assert _exact(*shape, v=ONE_BOX[name], **({"cluster": 2} if "cluster" in name else {}))
+    assert _exact(*shape, v=ONE_BOX[name])
 
 
 def test_the_one_box_kernels_are_the_replayed_ones():

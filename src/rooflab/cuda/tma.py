@@ -100,7 +100,7 @@ class Layout:
     parts: int = 1
     b_box_rows: int = 64
     a_box_rows: int = 64
-    b_chunks: int = 0  # > 0: B as it lies in a rank-3 map, this many 32-column chunks a box (the module's text)
+    b_chunks: int = 0  # > 0: B as it lies in a rank-3 map, this many 128-byte column chunks a box (the module's text)
 
     @property
     def b_pitch_align(self) -> int:
